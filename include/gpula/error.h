@@ -1,0 +1,88 @@
+#pragma once
+/// @file error.h
+/// The error hierarchy. Messages name the operation, the argument and the value:
+/// "[matmul] inner dimensions differ: a has shape (3, 4), b has shape (5, 2)".
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace gpula {
+
+/// Base of every runtime failure gpula raises (except bad arguments, see InvalidArgument).
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A bad argument: shape, value, layout, state (Python: ValueError).
+class InvalidArgument : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// An argument of the wrong or unsupported element type (Python: TypeError).
+class DTypeError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
+/// A valid request this build or this device cannot carry out (e.g. fp8 on the CPU).
+class NotSupported : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A backend that was not compiled into this build: NotCompiled("cuda").
+class NotCompiled : public NotSupported {
+ public:
+  explicit NotCompiled(const std::string& backend)
+      : NotSupported("gpula was built without its " + backend + " backend") {}
+};
+
+/// Device or host memory could not be obtained (Python: MemoryError).
+class OutOfMemory : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A vendor library reported a failure: status code and its symbolic name.
+class VendorError : public Error {
+ public:
+  VendorError(const std::string& msg, int status, std::string status_name)
+      : Error(msg), status_(status), status_name_(std::move(status_name)) {}
+  int status() const { return status_; }
+  const std::string& status_name() const { return status_name_; }
+
+ private:
+  int status_;
+  std::string status_name_;
+};
+
+class CudaError : public VendorError {
+ public:
+  using VendorError::VendorError;
+};
+class CublasError : public VendorError {
+ public:
+  using VendorError::VendorError;
+};
+class CusolverError : public VendorError {
+ public:
+  using VendorError::VendorError;
+};
+class CusparseError : public VendorError {
+ public:
+  using VendorError::VendorError;
+};
+class CudssError : public VendorError {
+ public:
+  using VendorError::VendorError;
+};
+
+/// A factorization or solve failed on its input (singular, not positive definite).
+class LinAlgError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace gpula

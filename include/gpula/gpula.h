@@ -1,0 +1,10 @@
+#pragma once
+/// @file gpula.h
+/// Umbrella header.
+#include <gpula/device.h>
+#include <gpula/dtype.h>
+#include <gpula/error.h>
+#include <gpula/log.h>
+#include <gpula/matmul.h>
+#include <gpula/options.h>
+#include <gpula/tensor.h>

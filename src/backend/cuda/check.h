@@ -1,0 +1,28 @@
+#pragma once
+// Status checks for CUDA runtime and cuBLAS(Lt) calls, active in every build type. Messages name
+// the failing call and the status: "[matmul] cublasLtMatmul failed: CUBLAS_STATUS_NOT_SUPPORTED".
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <gpula/error.h>
+
+#include <string>
+
+namespace gpula::detail::cuda {
+
+[[noreturn]] void throw_cuda(cudaError_t status, const char* op, const char* call);
+[[noreturn]] void throw_cublas(cublasStatus_t status, const char* op, const char* call);
+
+inline void check(cudaError_t status, const char* op, const char* call) {
+  if (status != cudaSuccess) throw_cuda(status, op, call);
+}
+inline void check(cublasStatus_t status, const char* op, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS) throw_cublas(status, op, call);
+}
+
+}  // namespace gpula::detail::cuda
+
+// GPULA_CHECK(op, call): runs a CUDA runtime or cuBLAS call and throws on failure.
+#define GPULA_CHECK(op, call) ::gpula::detail::cuda::check((call), (op), #call)
+// For destructors: failures are swallowed (nothing sensible can be thrown there).
+#define GPULA_CHECK_NOTHROW(call) static_cast<void>(call)

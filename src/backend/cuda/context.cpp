@@ -1,0 +1,45 @@
+#include "backend/cuda/context.h"
+
+#include <memory>
+#include <vector>
+
+#include "backend/cuda/check.h"
+
+namespace gpula::detail::cuda {
+
+Context::Context(int device) : device_(device) {}
+
+Context::~Context() {
+  // Thread exit: workspaces go back to the pool after their stream's work.
+  for (auto& [stream, ws] : workspaces_) GPULA_CHECK_NOTHROW(cudaFreeAsync(ws.ptr, stream));
+  if (lt_) GPULA_CHECK_NOTHROW(cublasLtDestroy(lt_));
+}
+
+cublasLtHandle_t Context::cublaslt() {
+  if (!lt_) GPULA_CHECK("context", cublasLtCreate(&lt_));
+  return lt_;
+}
+
+void* Context::workspace(cudaStream_t stream, std::size_t bytes) {
+  Workspace& ws = workspaces_[stream];
+  if (ws.bytes < bytes) {
+    if (ws.ptr) GPULA_CHECK("workspace", cudaFreeAsync(ws.ptr, stream));
+    ws.ptr = nullptr;
+    ws.bytes = 0;
+    GPULA_CHECK("workspace", cudaMallocAsync(&ws.ptr, bytes, stream));
+    ws.bytes = bytes;
+  }
+  return ws.ptr;
+}
+
+Context& context(int device) {
+  thread_local std::vector<std::unique_ptr<Context>> contexts;
+  int current = -1;
+  GPULA_CHECK("context", cudaGetDevice(&current));
+  if (current != device) GPULA_CHECK("context", cudaSetDevice(device));
+  if (device >= static_cast<int>(contexts.size())) contexts.resize(device + 1);
+  if (!contexts[device]) contexts[device] = std::make_unique<Context>(device);
+  return *contexts[device];
+}
+
+}  // namespace gpula::detail::cuda

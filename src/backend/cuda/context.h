@@ -1,0 +1,35 @@
+#pragma once
+// Per (device, thread) library handles and per-stream workspaces, created on first use.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <unordered_map>
+
+namespace gpula::detail::cuda {
+
+class Context {
+ public:
+  explicit Context(int device);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  cublasLtHandle_t cublaslt();
+  // A workspace of at least `bytes` for work ordered on `stream`; grown, never shrunk.
+  void* workspace(cudaStream_t stream, std::size_t bytes);
+
+ private:
+  int device_;
+  cublasLtHandle_t lt_ = nullptr;
+  struct Workspace {
+    void* ptr = nullptr;
+    std::size_t bytes = 0;
+  };
+  std::unordered_map<cudaStream_t, Workspace> workspaces_;
+};
+
+// Makes `device` current on this thread and returns its context.
+Context& context(int device);
+
+}  // namespace gpula::detail::cuda

@@ -1,0 +1,45 @@
+#pragma once
+// Matmul's state, shared by matmul.cpp (the plan object) and matmul_cache.cpp (function form).
+#include <gpula/matmul.h>
+
+#include "matmul_layout.h"
+
+namespace gpula {
+
+struct Matmul::Impl {
+  // As given (pointers are swapped by reset_operands).
+  TensorView a, b;
+  std::optional<TensorView> c;
+  std::complex<double> alpha, beta;
+  MatmulOptions options;
+  QuantizationScales scales;
+  Device data_device, exec_device;
+  detail::MatmulLayout layout;
+  int64_t m_item = 0;  // rows of one batch item of the result (before folding)
+
+  // After plan().
+  bool planned = false;
+  bool freed = false;
+  Epilog epilog = Epilog::DEFAULT;
+  EpilogInputs inputs;
+  PlanPreferences preferences;
+  detail::MatmulProblem problem;
+  std::unique_ptr<detail::MatmulBackendPlan> backend;
+  std::vector<OutputSpec> specs;
+  std::unique_ptr<Matmul> cpu_fallback;  // made on the first out-of-memory, when allowed
+
+  void check_usable(const char* what) const;
+  void run(const MatmulOutputs& out, Stream stream);
+};
+
+namespace detail {
+struct MatmulAccess {
+  static Matmul::Impl& impl(Matmul& m) { return *m.impl_; }
+};
+// Swaps data pointers of operands known to have the planned layouts (cache hits).
+void rebind(Matmul::Impl& impl, const TensorView& a, const TensorView& b,
+            const std::optional<TensorView>& c, const EpilogInputs& inputs,
+            const LogSink& logger);
+}  // namespace detail
+
+}  // namespace gpula
