@@ -299,11 +299,11 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
   if (!empty) {
     if (I.exec_device.is_cuda()) {
       const MemoryLimit& ml = I.options.memory_limit;
-      const int64_t limit =
+      I.memory_limit =
           ml.bytes >= 0 ? ml.bytes
                         : static_cast<int64_t>(ml.fraction *
                                                detail::cuda::total_memory(I.exec_device.index));
-      I.backend = detail::cuda::make_matmul_plan(P, preferences, limit, I.options.logger);
+      I.backend = detail::cuda::make_matmul_plan(P, preferences, I.memory_limit, I.options.logger);
     } else {
       I.backend = detail::cpu::make_matmul_plan(P, preferences);
     }
@@ -335,8 +335,14 @@ Stream exec_stream(Device exec, Stream s) {
 
 // Copies the current operand into a fresh buffer laid out as planned.
 const void* stage(const detail::OperandLayout& L, const TensorView& operand, Device exec,
-                  Stream s, std::vector<Tensor>& keep) {
+                  Stream s, std::vector<Tensor>& keep, int64_t& budget) {
   if (!L.staged) return operand.data;
+  const int64_t bytes = L.staged_elems * static_cast<int64_t>(size_of(L.desc.dtype));
+  if (exec.is_cuda() && bytes > budget)
+    throw_error<OutOfMemory>(kOp, "staging a copy of an operand needs ", bytes,
+                             " bytes of device memory, over what memory_limit leaves (", budget,
+                             " bytes)");
+  budget -= bytes;
   Tensor t = Tensor::empty({std::max<int64_t>(1, L.staged_elems)}, L.desc.dtype, s);
   TensorView src = L.source;
   src.data = operand.data;
@@ -348,74 +354,65 @@ const void* stage(const detail::OperandLayout& L, const TensorView& operand, Dev
 
 }  // namespace
 
+detail::MatmulBuffers Matmul::Impl::stage_inputs(Stream s, std::vector<Tensor>& keep) const {
+  detail::MatmulBuffers buf;
+  const bool remote = exec_device != data_device;
+  int64_t budget = memory_limit;  // what staging may take on a GPU
+  if (layout.k_zero) {
+    Tensor z = Tensor::empty({std::max<int64_t>(problem.m, problem.n)}, a.dtype, s);
+    zero(z.view(), s);
+    keep.push_back(z);
+    buf.a = buf.b = z.data();
+  } else {
+    buf.a = stage(layout.a, a, exec_device, s, keep, budget);
+    buf.b = stage(layout.b, b, exec_device, s, keep, budget);
+  }
+  if (problem.has_c) buf.c = stage(layout.c, *c, exec_device, s, keep, budget);
+  auto on_exec = [&](const TensorView& v) -> const void* {
+    if (!remote && (v.ndim() != 1 || v.strides[0] == 1)) return v.data;
+    Tensor t = Tensor::empty(v.shape, v.dtype, s);
+    copy(v, t.view(), s);
+    keep.push_back(t);
+    return t.data();
+  };
+  if (inputs.bias) buf.bias = on_exec(*inputs.bias);
+  if (inputs.relu_aux) buf.aux_in = on_exec(*inputs.relu_aux);
+  if (inputs.gelu_aux) buf.aux_in = on_exec(*inputs.gelu_aux);
+  return buf;
+}
+
 void Matmul::Impl::run(const MatmulOutputs& out, Stream stream) {
   const Stream s = exec_stream(exec_device, stream);
   const bool remote = exec_device != data_device;
   std::vector<Tensor> keep;
-  // Outputs where the work runs.
-  MatmulOutputs local = out;
+  // Outputs where the work runs: the caller's, or temporaries copied back at the end.
+  MatmulOutputs remote_out;
   if (remote) {
     auto make = [&](const TensorView& v) {
       Tensor t = Tensor::empty(v.shape, v.dtype, s);
       keep.push_back(t);
       return t.view();
     };
-    local.result = make(out.result);
-    for (auto& [k, v] : local.aux) v = make(v);
+    remote_out.result = make(out.result);
+    for (const auto& [k, v] : out.aux) remote_out.aux[k] = make(v);
   }
-  auto bgrad_out = [&]() -> TensorView* {
-    for (auto& [k, v] : local.aux)
-      if (k != "relu_aux" && k != "gelu_aux") return &v;
-    return nullptr;
-  };
+  const MatmulOutputs& local = remote ? remote_out : out;
+  const TensorView* bgrad = nullptr;
+  const TensorView* aux_out = nullptr;
+  for (const auto& [k, v] : local.aux) (k == "relu_aux" || k == "gelu_aux" ? aux_out : bgrad) = &v;
+
   if (!backend) {  // an empty problem: only the bias gradient has elements (sums over nothing)
-    if (TensorView* g = bgrad_out()) zero(*g, s);
+    if (bgrad) zero(*bgrad, s);
   } else {
-    detail::MatmulBuffers buf;
-    if (layout.k_zero) {
-      Tensor z = Tensor::empty({std::max<int64_t>(problem.m, problem.n)}, a.dtype, s);
-      zero(z.view(), s);
-      keep.push_back(z);
-      buf.a = buf.b = z.data();
-    } else {
-      buf.a = stage(layout.a, a, exec_device, s, keep);
-      buf.b = stage(layout.b, b, exec_device, s, keep);
-    }
-    if (problem.has_c) buf.c = stage(layout.c, *c, exec_device, s, keep);
+    detail::MatmulBuffers buf = stage_inputs(s, keep);
     buf.d = local.result.data;
-    if (inputs.bias) {
-      const TensorView& bias = *inputs.bias;
-      if (remote || bias.strides[0] != 1) {
-        Tensor t = Tensor::empty(bias.shape, bias.dtype, s);
-        copy(bias, t.view(), s);
-        keep.push_back(t);
-        buf.bias = t.data();
-      } else {
-        buf.bias = bias.data;
-      }
-    }
-    const std::optional<TensorView>& aux_in = inputs.relu_aux ? inputs.relu_aux : inputs.gelu_aux;
-    if (aux_in) {
-      if (remote) {
-        Tensor t = Tensor::empty(aux_in->shape, aux_in->dtype, s);
-        copy(*aux_in, t.view(), s);
-        keep.push_back(t);
-        buf.aux_in = t.data();
-      } else {
-        buf.aux_in = aux_in->data;
-      }
-    }
-    for (auto& [k, v] : local.aux) {
-      if (k == "relu_aux" || k == "gelu_aux")
-        buf.aux_out = v.data;
-      else
-        buf.bgrad = v.data;
-    }
+    if (aux_out) buf.aux_out = aux_out->data;
+    if (bgrad) buf.bgrad = bgrad->data;
     backend->execute(buf, s);
   }
   if (remote) {
     copy(local.result, out.result, s);
-    for (auto& [k, v] : local.aux) copy(v, out.aux.at(k), s);
+    for (const auto& [k, v] : local.aux) copy(v, out.aux.at(k), s);
   }
   if (s.device.is_cuda() && (options.blocking || remote)) detail::cuda::synchronize(s);
   // Staging buffers go back to the stream-ordered pool here; later work on `s` may reuse them.
@@ -489,17 +486,7 @@ AlgorithmInfo Matmul::autotune(int iterations, Stream stream) {
   if (!I.backend) return {};
   const Stream s = exec_stream(I.exec_device, stream);
   std::vector<Tensor> keep;
-  detail::MatmulBuffers buf;
-  if (I.layout.k_zero) {
-    Tensor z = Tensor::empty({std::max<int64_t>(I.problem.m, I.problem.n)}, I.a.dtype, s);
-    zero(z.view(), s);
-    keep.push_back(z);
-    buf.a = buf.b = z.data();
-  } else {
-    buf.a = stage(I.layout.a, I.a, I.exec_device, s, keep);
-    buf.b = stage(I.layout.b, I.b, I.exec_device, s, keep);
-  }
-  if (I.problem.has_c) buf.c = stage(I.layout.c, *I.c, I.exec_device, s, keep);
+  detail::MatmulBuffers buf = I.stage_inputs(s, keep);
   // Scratch outputs, so that autotuning never writes into a caller's arrays.
   auto scratch = [&](const OutputSpec& spec) {
     keep.push_back(Tensor::empty(spec.shape, spec.dtype, s));
@@ -510,16 +497,6 @@ AlgorithmInfo Matmul::autotune(int iterations, Stream stream) {
     const std::string& nm = I.specs[i].name;
     (nm == "relu_aux" || nm == "gelu_aux" ? buf.aux_out : buf.bgrad) = scratch(I.specs[i]);
   }
-  auto on_exec = [&](const TensorView& v) -> const void* {
-    if (v.device == I.exec_device && (v.ndim() != 1 || v.strides[0] == 1)) return v.data;
-    Tensor t = Tensor::empty(v.shape, v.dtype, s);
-    copy(v, t.view(), s);
-    keep.push_back(t);
-    return t.data();
-  };
-  if (I.inputs.bias) buf.bias = on_exec(*I.inputs.bias);
-  if (I.inputs.relu_aux) buf.aux_in = on_exec(*I.inputs.relu_aux);
-  if (I.inputs.gelu_aux) buf.aux_in = on_exec(*I.inputs.gelu_aux);
   return I.backend->autotune(buf, iterations, s, I.options.logger);
 }
 

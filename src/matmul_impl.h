@@ -26,9 +26,12 @@ struct Matmul::Impl {
   detail::MatmulProblem problem;
   std::unique_ptr<detail::MatmulBackendPlan> backend;
   std::vector<OutputSpec> specs;
+  int64_t memory_limit = 0;  // device bytes this plan may take for workspace and staging
   std::unique_ptr<Matmul> cpu_fallback;  // made on the first out-of-memory, when allowed
 
   void check_usable(const char* what) const;
+  // Operand pointers where the work runs, staging (copying) what cannot be read in place.
+  detail::MatmulBuffers stage_inputs(Stream s, std::vector<Tensor>& keep) const;
   void run(const MatmulOutputs& out, Stream stream);
 };
 

@@ -12,8 +12,9 @@ namespace gpula {
 /// What to do when a GPU call runs out of memory.
 enum class Fallback : uint8_t { none, cpu };
 
-/// A cap on device memory an operation may take for workspace: bytes, or a fraction of the
-/// device's total memory.
+/// A cap on the device memory an operation may take for itself (workspace, staging copies of
+/// operands it cannot read in place): bytes, or a fraction of the device's total memory. Going
+/// over it raises OutOfMemory (or falls back to the CPU with Fallback::cpu).
 struct MemoryLimit {
   int64_t bytes = -1;       ///< used when >= 0
   double fraction = 0.8;    ///< of total device memory, used when bytes < 0

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -85,12 +86,18 @@ struct Plain {
 template <class F>
 void visit_storage(DType t, F&& f) {
   switch (t) {
-    case DType::f16: return f(F16{});
-    case DType::bf16: return f(BF16{});
-    case DType::f32: return f(Plain<float>{});
-    case DType::f64: return f(Plain<double>{});
-    case DType::c64: return f(Plain<std::complex<float>>{});
-    default: return f(Plain<std::complex<double>>{});
+    case DType::f16:
+      return f(F16{});
+    case DType::bf16:
+      return f(BF16{});
+    case DType::f32:
+      return f(Plain<float>{});
+    case DType::f64:
+      return f(Plain<double>{});
+    case DType::c64:
+      return f(Plain<std::complex<float>>{});
+    default:
+      return f(Plain<std::complex<double>>{});
   }
 }
 
@@ -142,22 +149,38 @@ struct EpilogTraits {
 
 constexpr EpilogTraits traits_of(Epilog e) {
   switch (e) {
-    case Epilog::DEFAULT: return {};
-    case Epilog::RELU: return {.act = Act::relu};
-    case Epilog::RELU_AUX: return {.act = Act::relu, .aux_out = true};
-    case Epilog::BIAS: return {.bias = true};
-    case Epilog::RELU_BIAS: return {.bias = true, .act = Act::relu};
-    case Epilog::RELU_AUX_BIAS: return {.bias = true, .act = Act::relu, .aux_out = true};
-    case Epilog::GELU: return {.act = Act::gelu};
-    case Epilog::GELU_AUX: return {.act = Act::gelu, .aux_out = true};
-    case Epilog::GELU_BIAS: return {.bias = true, .act = Act::gelu};
-    case Epilog::GELU_AUX_BIAS: return {.bias = true, .act = Act::gelu, .aux_out = true};
-    case Epilog::DRELU: return {.grad = Act::relu};
-    case Epilog::DRELU_BGRAD: return {.grad = Act::relu, .bgrad_d = true};
-    case Epilog::DGELU: return {.grad = Act::gelu};
-    case Epilog::DGELU_BGRAD: return {.grad = Act::gelu, .bgrad_d = true};
-    case Epilog::BGRADA: return {.bgrad_a = true};
-    case Epilog::BGRADB: return {.bgrad_b = true};
+    case Epilog::DEFAULT:
+      return {};
+    case Epilog::RELU:
+      return {.act = Act::relu};
+    case Epilog::RELU_AUX:
+      return {.act = Act::relu, .aux_out = true};
+    case Epilog::BIAS:
+      return {.bias = true};
+    case Epilog::RELU_BIAS:
+      return {.bias = true, .act = Act::relu};
+    case Epilog::RELU_AUX_BIAS:
+      return {.bias = true, .act = Act::relu, .aux_out = true};
+    case Epilog::GELU:
+      return {.act = Act::gelu};
+    case Epilog::GELU_AUX:
+      return {.act = Act::gelu, .aux_out = true};
+    case Epilog::GELU_BIAS:
+      return {.bias = true, .act = Act::gelu};
+    case Epilog::GELU_AUX_BIAS:
+      return {.bias = true, .act = Act::gelu, .aux_out = true};
+    case Epilog::DRELU:
+      return {.grad = Act::relu};
+    case Epilog::DRELU_BGRAD:
+      return {.grad = Act::relu, .bgrad_d = true};
+    case Epilog::DGELU:
+      return {.grad = Act::gelu};
+    case Epilog::DGELU_BGRAD:
+      return {.grad = Act::gelu, .bgrad_d = true};
+    case Epilog::BGRADA:
+      return {.bgrad_a = true};
+    case Epilog::BGRADB:
+      return {.bgrad_b = true};
   }
   return {};
 }
@@ -169,22 +192,38 @@ using EpilogC = std::integral_constant<Epilog, E>;
 template <class F>
 void visit_epilog(Epilog e, F&& f) {
   switch (e) {
-    case Epilog::DEFAULT: return f(EpilogC<Epilog::DEFAULT>{});
-    case Epilog::RELU: return f(EpilogC<Epilog::RELU>{});
-    case Epilog::RELU_AUX: return f(EpilogC<Epilog::RELU_AUX>{});
-    case Epilog::BIAS: return f(EpilogC<Epilog::BIAS>{});
-    case Epilog::RELU_BIAS: return f(EpilogC<Epilog::RELU_BIAS>{});
-    case Epilog::RELU_AUX_BIAS: return f(EpilogC<Epilog::RELU_AUX_BIAS>{});
-    case Epilog::GELU: return f(EpilogC<Epilog::GELU>{});
-    case Epilog::GELU_AUX: return f(EpilogC<Epilog::GELU_AUX>{});
-    case Epilog::GELU_BIAS: return f(EpilogC<Epilog::GELU_BIAS>{});
-    case Epilog::GELU_AUX_BIAS: return f(EpilogC<Epilog::GELU_AUX_BIAS>{});
-    case Epilog::DRELU: return f(EpilogC<Epilog::DRELU>{});
-    case Epilog::DRELU_BGRAD: return f(EpilogC<Epilog::DRELU_BGRAD>{});
-    case Epilog::DGELU: return f(EpilogC<Epilog::DGELU>{});
-    case Epilog::DGELU_BGRAD: return f(EpilogC<Epilog::DGELU_BGRAD>{});
-    case Epilog::BGRADA: return f(EpilogC<Epilog::BGRADA>{});
-    case Epilog::BGRADB: return f(EpilogC<Epilog::BGRADB>{});
+    case Epilog::DEFAULT:
+      return f(EpilogC<Epilog::DEFAULT>{});
+    case Epilog::RELU:
+      return f(EpilogC<Epilog::RELU>{});
+    case Epilog::RELU_AUX:
+      return f(EpilogC<Epilog::RELU_AUX>{});
+    case Epilog::BIAS:
+      return f(EpilogC<Epilog::BIAS>{});
+    case Epilog::RELU_BIAS:
+      return f(EpilogC<Epilog::RELU_BIAS>{});
+    case Epilog::RELU_AUX_BIAS:
+      return f(EpilogC<Epilog::RELU_AUX_BIAS>{});
+    case Epilog::GELU:
+      return f(EpilogC<Epilog::GELU>{});
+    case Epilog::GELU_AUX:
+      return f(EpilogC<Epilog::GELU_AUX>{});
+    case Epilog::GELU_BIAS:
+      return f(EpilogC<Epilog::GELU_BIAS>{});
+    case Epilog::GELU_AUX_BIAS:
+      return f(EpilogC<Epilog::GELU_AUX_BIAS>{});
+    case Epilog::DRELU:
+      return f(EpilogC<Epilog::DRELU>{});
+    case Epilog::DRELU_BGRAD:
+      return f(EpilogC<Epilog::DRELU_BGRAD>{});
+    case Epilog::DGELU:
+      return f(EpilogC<Epilog::DGELU>{});
+    case Epilog::DGELU_BGRAD:
+      return f(EpilogC<Epilog::DGELU_BGRAD>{});
+    case Epilog::BGRADA:
+      return f(EpilogC<Epilog::BGRADA>{});
+    case Epilog::BGRADB:
+      return f(EpilogC<Epilog::BGRADB>{});
   }
 }
 
@@ -211,7 +250,16 @@ template <class W>
 bool blas_ready(const MatrixDesc& m) {
   const int64_t inner = m.col_major ? m.rows : m.cols;
   const int64_t outer = m.col_major ? m.cols : m.rows;
-  return m.dtype == dtype_of<W>() && (m.ld >= std::max<int64_t>(inner, 1) || outer <= 1);
+  const bool ld_ok =
+      m.ld >= std::max<int64_t>(inner, 1) && m.ld <= std::numeric_limits<blas::Int>::max();
+  return m.dtype == dtype_of<W>() && (outer <= 1 || ld_ok);
+}
+
+// The leading dimension BLAS is given; any value is fine for a single row or column.
+int64_t blas_ld(const MatrixDesc& m) {
+  const int64_t inner = m.col_major ? m.rows : m.cols;
+  const int64_t outer = m.col_major ? m.cols : m.rows;
+  return outer <= 1 ? std::max<int64_t>(inner, 1) : m.ld;
 }
 
 template <class W>
@@ -231,8 +279,8 @@ class Runner {
   void run() {
     prepare_shared();
     const int max_threads = omp_get_max_threads();
-    const double product = static_cast<double>(p_.m) * static_cast<double>(p_.n) *
-                           static_cast<double>(p_.k);
+    const double product =
+        static_cast<double>(p_.m) * static_cast<double>(p_.n) * static_cast<double>(p_.k);
     // Small products: OpenBLAS would run each on one thread, so spread the items instead.
     if (p_.batch > 1 && product < kSmallProduct && max_threads > 1) {
       const int lanes_n = static_cast<int>(std::min<int64_t>(max_threads, p_.batch));
@@ -331,12 +379,10 @@ class Runner {
                      int threads) const {
     const int64_t inner = m.col_major ? m.rows : m.cols;
     if (blas_ready<W>(m)) {
-      return {static_cast<const W*>(data) + b * m.batch_stride, m.col_major,
-              std::max({m.ld, inner, int64_t{1}})};
+      return {static_cast<const W*>(data) + b * m.batch_stride, m.col_major, blas_ld(m)};
     }
     if (!shared) gather_operand(m, data, b, scratch.data(), threads);
-    return {shared ? shared_buf.data() : scratch.data(), m.col_major,
-            std::max<int64_t>(inner, 1)};
+    return {shared ? shared_buf.data() : scratch.data(), m.col_major, std::max<int64_t>(inner, 1)};
   }
 
   void run_item(int64_t b, Lane& lane) const {
@@ -366,7 +412,8 @@ class Runner {
       if (!d_direct_) rows_pass<Epilog::DEFAULT>(b, d, lane);
     } else {
       visit_epilog(p_.epilog, [&](auto e) {
-        if (decltype(e)::value != Epilog::DEFAULT || !d_direct_) rows_pass<decltype(e)::value>(b, d, lane);
+        if (decltype(e)::value != Epilog::DEFAULT || !d_direct_)
+          rows_pass<decltype(e)::value>(b, d, lane);
       });
       // Sums of the operands as stored, before alpha.
       if (t_.bgrad_a) reduce(a.ptr, m, k, a.trans ? 1 : a.ld, a.trans ? a.ld : 1, b, lane);
@@ -411,7 +458,8 @@ class Runner {
       mask_out = static_cast<uint8_t*>(buf_.aux_out) + aux_row / 8;
       std::memset(mask_out, 0, p_.aux_ld / 8);  // padding bits must read as zero
     }
-    if constexpr (t.grad == Act::relu) mask_in = static_cast<const uint8_t*>(buf_.aux_in) + aux_row / 8;
+    if constexpr (t.grad == Act::relu)
+      mask_in = static_cast<const uint8_t*>(buf_.aux_in) + aux_row / 8;
     if constexpr (t.grad == Act::gelu) load_row(p_.aux_type, buf_.aux_in, aux_row, 1, n, tmp);
     for (int64_t j = 0; j < n; ++j) {
       W v = d[j];
@@ -479,8 +527,8 @@ void check_dtype(DType t, const char* what) {
 
 void check_problem(const MatmulProblem& p) {
   const EpilogTraits t = traits_of(p.epilog);
-  const bool fp8 = p.fp8 || is_float8(p.a.dtype) || is_float8(p.b.dtype) ||
-                   is_float8(p.d.dtype) || (p.has_c && is_float8(p.c.dtype));
+  const bool fp8 = p.fp8 || is_float8(p.a.dtype) || is_float8(p.b.dtype) || is_float8(p.d.dtype) ||
+                   (p.has_c && is_float8(p.c.dtype));
   if (fp8) throw NotSupported("[matmul] fp8 is not supported on the CPU backend");
   check_dtype(p.a.dtype, "a");
   check_dtype(p.b.dtype, "b");
@@ -503,8 +551,6 @@ void check_problem(const MatmulProblem& p) {
   blas::to_int(p.m, "matmul", "m");
   blas::to_int(p.n, "matmul", "n");
   blas::to_int(p.k, "matmul", "k");
-  blas::to_int(p.a.ld, "matmul", "leading dimension of a");
-  blas::to_int(p.b.ld, "matmul", "leading dimension of b");
   if (t.bias) check_dtype(p.bias_type, "bias");
   if (t.bias && is_complex(p.bias_type)) throw DTypeError("[matmul] bias must be real");
   if (t.aux_out || t.grad != Act::none) {
@@ -533,7 +579,8 @@ void check_buffers(const MatmulProblem& p, const MatmulBuffers& buf) {
   const EpilogTraits t = traits_of(p.epilog);
   const bool any_d = p.batch > 0 && p.m > 0 && p.n > 0;
   const auto need = [&](const void* ptr, bool needed, const char* what) {
-    if (needed && ptr == nullptr) throw InvalidArgument(std::string("[matmul] ") + what + " is null");
+    if (needed && ptr == nullptr)
+      throw InvalidArgument(std::string("[matmul] ") + what + " is null");
   };
   need(buf.a, p.batch > 0 && p.m > 0 && p.k > 0, "a");
   need(buf.b, p.batch > 0 && p.k > 0 && p.n > 0, "b");
@@ -577,10 +624,14 @@ class CpuMatmulPlan final : public MatmulBackendPlan {
   void execute(const MatmulBuffers& buffers, Stream) override {
     check_buffers(p_, buffers);
     switch (work_) {
-      case DType::f64: return Runner<double>(p_, buffers).run();
-      case DType::c64: return Runner<std::complex<float>>(p_, buffers).run();
-      case DType::c128: return Runner<std::complex<double>>(p_, buffers).run();
-      default: return Runner<float>(p_, buffers).run();
+      case DType::f64:
+        return Runner<double>(p_, buffers).run();
+      case DType::c64:
+        return Runner<std::complex<float>>(p_, buffers).run();
+      case DType::c128:
+        return Runner<std::complex<double>>(p_, buffers).run();
+      default:
+        return Runner<float>(p_, buffers).run();
     }
   }
 
