@@ -1,6 +1,7 @@
 #pragma once
 /// @file device.h
 /// Where data lives and where work runs.
+#include <cstdint>
 #include <string>
 
 namespace gpula {

@@ -189,41 +189,12 @@ template <Epilog E>
 using EpilogC = std::integral_constant<Epilog, E>;
 
 // Calls f with e as a compile-time constant, so each epilogue gets its own branch-free loop.
-template <class F>
+// Epilog's values run without gaps from DEFAULT to BGRADB.
+template <int I = 0, class F>
 void visit_epilog(Epilog e, F&& f) {
-  switch (e) {
-    case Epilog::DEFAULT:
-      return f(EpilogC<Epilog::DEFAULT>{});
-    case Epilog::RELU:
-      return f(EpilogC<Epilog::RELU>{});
-    case Epilog::RELU_AUX:
-      return f(EpilogC<Epilog::RELU_AUX>{});
-    case Epilog::BIAS:
-      return f(EpilogC<Epilog::BIAS>{});
-    case Epilog::RELU_BIAS:
-      return f(EpilogC<Epilog::RELU_BIAS>{});
-    case Epilog::RELU_AUX_BIAS:
-      return f(EpilogC<Epilog::RELU_AUX_BIAS>{});
-    case Epilog::GELU:
-      return f(EpilogC<Epilog::GELU>{});
-    case Epilog::GELU_AUX:
-      return f(EpilogC<Epilog::GELU_AUX>{});
-    case Epilog::GELU_BIAS:
-      return f(EpilogC<Epilog::GELU_BIAS>{});
-    case Epilog::GELU_AUX_BIAS:
-      return f(EpilogC<Epilog::GELU_AUX_BIAS>{});
-    case Epilog::DRELU:
-      return f(EpilogC<Epilog::DRELU>{});
-    case Epilog::DRELU_BGRAD:
-      return f(EpilogC<Epilog::DRELU_BGRAD>{});
-    case Epilog::DGELU:
-      return f(EpilogC<Epilog::DGELU>{});
-    case Epilog::DGELU_BGRAD:
-      return f(EpilogC<Epilog::DGELU_BGRAD>{});
-    case Epilog::BGRADA:
-      return f(EpilogC<Epilog::BGRADA>{});
-    case Epilog::BGRADB:
-      return f(EpilogC<Epilog::BGRADB>{});
+  if constexpr (I <= static_cast<int>(Epilog::BGRADB)) {
+    if (static_cast<int>(e) == I) return f(EpilogC<static_cast<Epilog>(I)>{});
+    visit_epilog<I + 1>(e, f);
   }
 }
 
