@@ -1,0 +1,88 @@
+# gpula: two commands for a fresh Debian 12 machine (run as root, or with sudo at hand).
+#
+#   make test   installs what is missing, builds the C++ library (with its CUDA backend when nvcc
+#               is there), runs the C++ tests (ctest), pip-installs the Python package into .venv
+#               and runs pytest.
+#   make demo   installs what is missing, pip-installs the package into .venv and runs the MLP
+#               demo (on the GPU when there is one, else on the CPU).
+#
+# Everything else here is a step of those two.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+BUILD := build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+# Debian packages the build needs; only missing ones are installed.
+APT_PACKAGES := cmake g++ make libopenblas-dev libdlpack-dev libgtest-dev
+# Python packages of the local environment (build backend and test tools; no build isolation,
+# so pip needs no network for the build itself once these are in).
+PY_PACKAGES := 'numpy>=1.24' 'scipy>=1.10' 'nanobind>=2.4' 'scikit-build-core>=0.10' \
+               'pytest>=7' 'ml_dtypes>=0.4'
+
+export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
+
+.PHONY: test demo deps cpp-build cpp-test py-install py-test clean
+
+test: cpp-test py-test
+
+demo: py-install
+	$(VPY) examples/python/mlp_demo.py
+
+# ---- dependencies ------------------------------------------------------------------------------
+
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if ! command -v $(PYTHON) >/dev/null; then missing="$$missing python3 python3-venv python3-dev"; \
+	else \
+	  $(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || missing="$$missing python3-venv"; \
+	  $(PYTHON) -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+	    || missing="$$missing python3-dev"; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+	  echo "== installing Debian packages:$$missing"; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# The venv is (re)filled when this Makefile changes (the package list lives here).
+$(VENV)/.installed: Makefile | deps
+	@[ -x $(VPY) ] || { echo "== creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "== installing Python packages into $(VENV)"
+	$(VPY) -m pip install -q --disable-pip-version-check $(PY_PACKAGES)
+	@touch $@
+
+# ---- C++ ---------------------------------------------------------------------------------------
+
+cpp-build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS)
+
+cpp-test: cpp-build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+# ---- Python ------------------------------------------------------------------------------------
+
+# scikit-build-core builds in its own persistent directory (pyproject's build-dir), so a second
+# `make` rebuilds only what changed.
+py-install: $(VENV)/.installed
+	@echo "== building and installing the gpula Python package into $(VENV)"
+	$(VPY) -m pip install --disable-pip-version-check --no-build-isolation --no-deps .
+
+# pytest's exit code 5 means "no tests collected": not a failure while tests/python is empty.
+py-test: py-install
+	@rc=0; $(VPY) -m pytest tests/python -ra || rc=$$?; \
+	if [ $$rc = 5 ]; then echo "pytest: no Python tests collected"; rc=0; fi; exit $$rc
+
+clean:
+	rm -rf $(BUILD) $(VENV)

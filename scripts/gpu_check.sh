@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# The one script for the lent GPU machine: builds gpula (sm_90, all cores), runs the C++ tests
+# (ctest, then the CUDA tests, then the CUDA tests again under compute-sanitizer memcheck),
+# pip-installs the Python package and runs pytest (GPU tests included), runs the benchmarks, and
+# prints a summary table last. It continues past failures and exits nonzero if any stage failed.
+#
+#   scripts/gpu_check.sh                  # every stage
+#   scripts/gpu_check.sh build cuda       # only some: deps build ctest cuda sanitizer python pytest bench
+#
+# The machine has no network: Debian packages carried in .deps/debs (OpenBLAS, GoogleTest,
+# DLPack; see "GPU workflow" in README.md) are unpacked into .deps/root with dpkg -x, never into /.
+# Logs go to $OUT (default build-gpu/out): build.log ctest.log cuda_tests.log sanitizer.log
+# pytest.log bench.log summary.txt, and the benchmarks' dated results table (*.md).
+#
+# Environment: OUT, JOBS (default: all cores), GPU_CHECK_BUDGET (seconds for the whole run,
+# default 570: the device tool stops a command at 600), SANITIZER_FILTER (gtest filter for the
+# sanitizer run), BENCH_ARGS (more arguments for bench/run_all.py, e.g. --quick).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-$ROOT/build-gpu/out}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+JOBS=${JOBS:-$(nproc)}
+BUDGET=${GPU_CHECK_BUDGET:-570}
+BUILD=$ROOT/build-gpu
+DEPS=$ROOT/.deps/root
+PYSITE=$BUILD/pysite
+PY=${PYTHON:-python3}
+T0=$(date +%s)
+ALL_STAGES="deps build ctest cuda sanitizer python pytest bench"
+STAGES=${*:-$ALL_STAGES}
+
+# ---- bookkeeping -----------------------------------------------------------------------------
+
+declare -a R_NAME=() R_STATUS=() R_DETAIL=() R_SECS=() R_LOG=()
+FAILED=0
+DETAIL=""
+
+elapsed() { echo $(( $(date +%s) - T0 )); }
+left() { echo $(( BUDGET - $(elapsed) )); }
+wants() { [[ " $STAGES " == *" $1 "* ]]; }
+note() { echo "== [$(elapsed)s] $*"; }
+
+# run_stage NAME LOG MAX_SECONDS FUNCTION: runs FUNCTION with $LIMIT seconds (the smaller of
+# MAX_SECONDS and what the budget leaves), its output appended to $OUT/LOG.
+run_stage() {
+  local name=$1 log=$2 max=$3 fn=$4
+  wants "$name" || return 0
+  local budget_left=$(( $(left) - 15 ))
+  LIMIT=$(( max < budget_left ? max : budget_left ))
+  if (( LIMIT < 20 )); then
+    R_NAME+=("$name"); R_STATUS+=("SKIP"); R_DETAIL+=("no time left in the budget"); R_SECS+=(0)
+    R_LOG+=("$log")
+    return 0
+  fi
+  note "$name (limit ${LIMIT}s, log $log)"
+  DETAIL=""
+  local t=$(date +%s) rc=0
+  {
+    echo "===== $name: $(date -u +%FT%TZ), limit ${LIMIT}s"
+    "$fn"
+  } >>"$OUT/$log" 2>&1 || rc=$?
+  local secs=$(( $(date +%s) - t ))
+  local status=PASS
+  if (( rc == 124 || rc == 137 )); then
+    status=FAIL; DETAIL="timed out after ${LIMIT}s${DETAIL:+; $DETAIL}"
+  elif (( rc == 200 )); then
+    status=SKIP
+  elif (( rc != 0 )); then
+    status=FAIL; DETAIL="exit $rc${DETAIL:+; $DETAIL}"
+  fi
+  [[ $status == FAIL ]] && FAILED=1
+  R_NAME+=("$name"); R_STATUS+=("$status"); R_DETAIL+=("$DETAIL"); R_SECS+=("$secs")
+  R_LOG+=("$log")
+  note "$name: $status ${DETAIL} (${secs}s)"
+}
+
+# Counts from a GoogleTest log: "N passed, N failed, N skipped".
+gtest_counts() {
+  local log=$1 p f s
+  p=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | tail -1 | grep -oE '[0-9]+' | head -1)
+  f=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | tail -1 | grep -oE '[0-9]+' | head -1)
+  s=$(grep -E '^\[  SKIPPED \] [0-9]+ test' "$log" | tail -1 | grep -oE '[0-9]+' | head -1)
+  echo "${p:-0} passed, ${f:-0} failed, ${s:-0} skipped"
+}
+
+# ---- stages ----------------------------------------------------------------------------------
+
+stage_deps() {
+  local debs=("$ROOT"/.deps/debs/*.deb)
+  if [[ ! -e ${debs[0]} ]]; then
+    echo "no .deb files in .deps/debs: carry .deps with the run (see README.md, GPU workflow)"
+    DETAIL="no .deps/debs (carry .deps)"
+    return 1
+  fi
+  rm -rf "$DEPS"
+  mkdir -p "$DEPS"
+  for f in "${debs[@]}"; do
+    echo "unpack $(basename "$f")"
+    if command -v dpkg-deb >/dev/null; then
+      dpkg-deb -x "$f" "$DEPS" || return 1
+    else  # a .deb is an ar archive holding data.tar.*
+      (tmp=$(mktemp -d) && cd "$tmp" && ar x "$f" && tar -xf data.tar.* -C "$DEPS" && rm -rf "$tmp") || return 1
+    fi
+  done
+  DETAIL="${#debs[@]} packages"
+  env_summary || true
+}
+
+# Points CMake, the compiler and the loader at the unpacked packages (also when deps is skipped).
+setup_env() {
+  local lib=$DEPS/usr/lib/x86_64-linux-gnu
+  export CMAKE_PREFIX_PATH=$DEPS/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  export CMAKE_LIBRARY_PATH=$lib/openblas-pthread${CMAKE_LIBRARY_PATH:+:$CMAKE_LIBRARY_PATH}
+  export LD_LIBRARY_PATH=$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # libgfortran (needed by OpenBLAS) only where the system has none: never shadow a newer one.
+  if ! ldconfig -p 2>/dev/null | grep -q 'libgfortran.so.5 '; then
+    export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$lib
+  fi
+  export CMAKE_BUILD_PARALLEL_LEVEL=$JOBS
+  export GPULA_BUILD_DIR=$BUILD
+  if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+    export PATH=$PATH:/usr/local/cuda/bin
+  fi
+  export PYTHONPATH=$PYSITE${PYTHONPATH:+:$PYTHONPATH}
+  export PYTHONUNBUFFERED=1
+  GEN=()
+  command -v ninja >/dev/null && GEN=(-G Ninja)
+}
+
+env_summary() {
+  echo "--- machine"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -4
+  nvcc --version 2>&1 | tail -1
+  cmake --version 2>&1 | head -1
+  ${CXX:-c++} --version 2>&1 | head -1
+  $PY -c 'import sys; print("python", sys.version.split()[0])' 2>&1
+  for m in numpy scipy torch cupy nanobind scikit_build_core pytest ml_dtypes; do
+    $PY -c "import $m; print('$m', $m.__version__)" 2>&1 | tail -1
+  done
+  return 0
+}
+
+stage_build() {
+  local cfg=(-S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DGPULA_CUDA=ON
+             -DCMAKE_CUDA_ARCHITECTURES=90-real\;90-virtual -DGPULA_BUILD_TESTS=ON
+             -DGPULA_BUILD_BENCH=ON)
+  # A build dir configured with another generator cannot be reused.
+  if [[ -f $BUILD/CMakeCache.txt ]] && ! grep -q "CMAKE_GENERATOR:INTERNAL=${GEN[1]:-Unix Makefiles}" "$BUILD/CMakeCache.txt"; then
+    rm -rf "$BUILD/CMakeCache.txt" "$BUILD/CMakeFiles"
+  fi
+  local start=$SECONDS
+  timeout "$LIMIT" cmake "${cfg[@]}" || { DETAIL="configure failed"; return 1; }
+  timeout "$(( LIMIT - (SECONDS - start) ))" cmake --build "$BUILD" -j "$JOBS" \
+    || { DETAIL="compile failed"; return 1; }
+  DETAIL="sm_90, -j$JOBS"
+}
+
+stage_ctest() {
+  local rc=0
+  timeout "$LIMIT" ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" --timeout 120 || rc=$?
+  DETAIL=$(grep -E 'tests passed, [0-9]+ tests failed out of' "$OUT/ctest.log" | tail -1)
+  return $rc
+}
+
+CUDA_TESTS=$BUILD/tests/cpp/gpula_cuda_tests
+
+stage_cuda() {
+  local rc=0
+  [[ -x $CUDA_TESTS ]] || { DETAIL="gpula_cuda_tests not built"; return 1; }
+  timeout "$LIMIT" "$CUDA_TESTS" --gtest_color=no || rc=$?
+  DETAIL=$(gtest_counts "$OUT/cuda_tests.log")
+  return $rc
+}
+
+stage_sanitizer() {
+  local rc=0 san
+  [[ -x $CUDA_TESTS ]] || { DETAIL="gpula_cuda_tests not built"; return 1; }
+  san=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer \
+        /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+  [[ -n $san ]] || san=$(find /usr/local /opt -maxdepth 6 -name compute-sanitizer -type f \
+                         -perm -u+x 2>/dev/null | head -1)
+  if [[ -z $san ]]; then
+    DETAIL="compute-sanitizer not found"
+    return 1
+  fi
+  GPULA_TEST_SANITIZER=1 timeout "$LIMIT" "$san" --tool memcheck --error-exitcode 99 \
+    --print-limit 50 "$CUDA_TESTS" --gtest_color=no --gtest_brief=1 \
+    "--gtest_filter=${SANITIZER_FILTER:-*}" || rc=$?
+  local errors
+  errors=$(grep -E '^========= ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1 | sed 's/^========= //')
+  DETAIL="$(gtest_counts "$OUT/sanitizer.log"); ${errors:-no error summary}"
+  return $rc
+}
+
+stage_python() {
+  # Offline: no build isolation (nanobind and scikit-build-core come from the machine's Python),
+  # no index. The package lands in $PYSITE, put first on PYTHONPATH.
+  rm -rf "$PYSITE"
+  timeout "$LIMIT" $PY -m pip install --no-build-isolation --no-deps --no-index \
+    --disable-pip-version-check --target "$PYSITE" \
+    --config-settings=build-dir="$BUILD/py" -v "$ROOT" \
+    || { DETAIL="pip install failed"; return 1; }
+  (cd /tmp && $PY -c 'import gpula; print("gpula", getattr(gpula, "__version__", "?"), "from", gpula.__file__); print(gpula.devices() if hasattr(gpula, "devices") else "")') \
+    || { DETAIL="import failed"; return 1; }
+  DETAIL="installed into build-gpu/pysite"
+}
+
+stage_pytest() {
+  local rc=0
+  if [[ ! -d $PYSITE/gpula ]]; then
+    DETAIL="the python stage did not install gpula"
+    return 1
+  fi
+  timeout "$LIMIT" $PY -m pytest "$ROOT/tests/python" -ra -p no:cacheprovider --color=no || rc=$?
+  DETAIL=$(grep -E '^=+ .*(passed|failed|error|skipped|no tests ran).* in [0-9.]+s' "$OUT/pytest.log" \
+           | tail -1 | sed -E 's/^=+ //; s/ =+$//')
+  (( rc == 5 )) && { DETAIL="no tests collected"; return 200; }
+  return $rc
+}
+
+# The benchmarks write into a scratch folder; $OUT gets their logs (appended to bench.log), the
+# dated results table(s) (*.md) and, in summary.txt, bench_summary.txt: the device tool brings
+# back at most 8 files.
+stage_bench() {
+  if [[ ! -f $ROOT/bench/run_all.py ]]; then
+    DETAIL="bench/run_all.py not present"
+    return 200
+  fi
+  local rc=0 dir=$BUILD/bench-out f
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  local args=(--out "$dir" --timeout $(( LIMIT > 60 ? LIMIT - 30 : LIMIT )))
+  [[ -x $BUILD/bench/matmul_overhead ]] && args+=(--cpp-bin "$BUILD/bench/matmul_overhead")
+  timeout "$LIMIT" $PY "$ROOT/bench/run_all.py" "${args[@]}" ${BENCH_ARGS:-} || rc=$?
+  for f in "$dir"/*; do
+    [[ -f $f ]] || continue
+    case $f in
+      */bench_summary.txt) cp "$f" "$BUILD/bench_summary.txt" ;;
+      *.md) cp "$f" "$OUT/" ;;
+      *) echo "===== $(basename "$f")"; cat "$f" ;;
+    esac
+  done
+  DETAIL="tables: $(cd "$dir" && ls *.md 2>/dev/null | tr '\n' ' ')"
+  return $rc
+}
+
+# ---- main ------------------------------------------------------------------------------------
+
+: >"$OUT/build.log"
+for f in ctest cuda_tests sanitizer pytest bench; do wants "${f%_tests}" && : >"$OUT/$f.log"; done
+setup_env
+wants deps || [[ -d $DEPS ]] || STAGES="deps $STAGES"
+rm -f "$BUILD/bench_summary.txt"
+
+run_stage deps build.log 60 stage_deps
+run_stage build build.log 240 stage_build
+run_stage ctest ctest.log 90 stage_ctest
+run_stage cuda cuda_tests.log 180 stage_cuda
+run_stage python build.log 180 stage_python
+run_stage pytest pytest.log 150 stage_pytest
+run_stage sanitizer sanitizer.log 180 stage_sanitizer
+run_stage bench bench.log 600 stage_bench
+
+# ---- summary (printed last) ------------------------------------------------------------------
+
+{
+  # The tail of each failed stage's log, so the reply's last lines are enough to start from.
+  for i in "${!R_NAME[@]}"; do
+    if [[ ${R_STATUS[$i]} == FAIL ]]; then
+      echo "----- last lines of ${R_LOG[$i]} (${R_NAME[$i]} failed)"
+      grep -vE '^\[ +(OK|RUN) +\]' "$OUT/${R_LOG[$i]}" | tail -25
+    fi
+  done
+  echo
+  echo "gpula GPU check: $(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(elapsed)s"
+  printf '%-10s %-5s %6s  %s\n' stage result secs detail
+  for i in "${!R_NAME[@]}"; do
+    printf '%-10s %-5s %6s  %s\n' "${R_NAME[$i]}" "${R_STATUS[$i]}" "${R_SECS[$i]}" "${R_DETAIL[$i]}"
+  done
+  if wants bench && [[ -f $BUILD/bench_summary.txt ]]; then
+    echo
+    echo "benchmarks (bench_summary.txt):"
+    cat "$BUILD/bench_summary.txt"
+  fi
+  echo
+  if (( FAILED )); then echo "RESULT: FAIL"; else echo "RESULT: PASS"; fi
+} >"$OUT/summary.txt"
+cat "$OUT/summary.txt"
+exit $FAILED
