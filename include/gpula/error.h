@@ -85,4 +85,29 @@ class LinAlgError : public Error {
   using Error::Error;
 };
 
+/// Not positive definite: order() is the leading minor that failed (1-based), batch_index() the
+/// flat position in the batch (-1 without a batch).
+class NotPositiveDefinite : public LinAlgError {
+ public:
+  NotPositiveDefinite(const std::string& msg, int64_t order, int64_t batch_index)
+      : LinAlgError(msg), order_(order), batch_index_(batch_index) {}
+  int64_t order() const { return order_; }
+  int64_t batch_index() const { return batch_index_; }
+
+ private:
+  int64_t order_, batch_index_;
+};
+
+/// Exactly singular: index() is the zero pivot U[i, i] (0-based), batch_index() as above.
+class SingularMatrix : public LinAlgError {
+ public:
+  SingularMatrix(const std::string& msg, int64_t index, int64_t batch_index)
+      : LinAlgError(msg), index_(index), batch_index_(batch_index) {}
+  int64_t index() const { return index_; }
+  int64_t batch_index() const { return batch_index_; }
+
+ private:
+  int64_t index_, batch_index_;
+};
+
 }  // namespace gpula
