@@ -87,9 +87,10 @@ std::string layout_str(const TensorView& v) {
   return cat(v.describe(), " strides ", detail::shape_str(v.strides));
 }
 
+// Same layout, and at least the alignment the plan assumed (device pointers only).
 bool same_layout(const TensorView& x, const TensorView& y) {
   return x.dtype == y.dtype && x.shape == y.shape && x.strides == y.strides &&
-         x.device == y.device && alignment(y.data) >= std::min(alignment(x.data), 16);
+         x.device == y.device && (!x.device.is_cuda() || alignment(y.data) >= alignment(x.data));
 }
 
 const char* bgrad_name(Epilog e) {
@@ -129,6 +130,9 @@ Matmul::Matmul(const TensorView& a, const TensorView& b, const std::optional<Ten
   I.data_device = a.device;
   I.exec_device = options.device.value_or(a.device);
   if (I.exec_device.is_cuda() && !detail::cuda::compiled()) throw NotCompiled("cuda");
+  if (I.exec_device.is_cuda() && I.exec_device.index >= detail::cuda::device_count())
+    throw_error<NotSupported>(kOp, "no CUDA device ", to_string(I.exec_device), " (",
+                              detail::cuda::device_count(), " visible)");
   if (fp8 && !I.exec_device.is_cuda())
     throw_error<NotSupported>(kOp, name(a.dtype), " is not supported on the CPU backend");
 
@@ -216,37 +220,40 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
     req.a_order = detail::Order::row_major;
     req.b_order = detail::Order::col_major;
   }
-  detail::MatmulLayout L = detail::plan_matmul_layout(kOp, I.a, I.b, I.c, req);
-  const int64_t n = L.n;
-  const int64_t m_item = L.folded ? L.m / std::max<int64_t>(1, [&] {
-    int64_t b = 1;
-    for (int64_t d : L.batch_shape) b *= d;
-    return b;
-  }()) : L.m;
+  const detail::MatmulLayout L0 = detail::plan_matmul_layout(kOp, I.a, I.b, I.c, req);
+  const int64_t n = L0.n;
+  const int64_t m_item = I.a.ndim() == 1 ? 1 : I.a.shape[I.a.ndim() - 2];
 
   detail::MatmulProblem& P = I.problem;
   P.device = I.exec_device;
-  P.m = L.m;
-  P.n = L.n;
-  P.k = L.k_zero ? 1 : L.k;
-  P.batch = L.batch;
-  P.a = L.a.desc;
-  P.b = L.b.desc;
-  if (L.k_zero) {
-    P.a = {I.a.dtype, L.m, 1, false, 1, 0};
-    P.b = {I.b.dtype, 1, L.n, P.fp8, P.fp8 ? 1 : std::max<int64_t>(1, L.n), 0};
-  }
-  P.has_c = L.has_c && I.beta != 0.0;
-  if (L.has_c) P.c = L.c.desc;
-  P.d = {result, L.m, L.n, false, std::max<int64_t>(1, L.n), L.m * L.n};
   P.alpha = I.alpha;
-  P.beta = P.has_c ? I.beta : 0.0;
   P.epilog = epilog;
   P.scales = I.scales;
   P.bias_type = is_float8(result) ? DType::bf16 : result;
   P.aux_type = is_float8(result) ? DType::bf16 : result;
   P.bgrad_len = epilog == Epilog::BGRADA ? m_item : n;
   P.aux_ld = relu ? round_up(n, 128) : round_up(n, 8);
+  // The fields that depend on how operands are laid out.
+  auto apply_layout = [&](const detail::MatmulLayout& L) {
+    P.m = L.m;
+    P.n = L.n;
+    P.k = L.k_zero ? 1 : L.k;
+    P.batch = L.batch;
+    P.a = L.a.desc;
+    P.b = L.b.desc;
+    if (L.k_zero) {
+      P.a = {I.a.dtype, L.m, 1, false, 1, 0};
+      P.b = {I.b.dtype, 1, L.n, P.fp8, P.fp8 ? 1 : std::max<int64_t>(1, L.n), 0};
+    }
+    P.has_c = L.has_c && I.beta != 0.0;
+    if (L.has_c) P.c = L.c.desc;
+    P.d = {result, L.m, L.n, false, std::max<int64_t>(1, L.n), L.m * L.n};
+    P.beta = P.has_c ? I.beta : 0.0;
+    P.align_a = L.a.staged || L.k_zero ? 256 : alignment(I.a.data);
+    P.align_b = L.b.staged || L.k_zero ? 256 : alignment(I.b.data);
+    P.align_c = !L.has_c || L.c.staged ? 256 : alignment(I.c->data);
+  };
+  apply_layout(L0);
 
   // Epilogue inputs.
   if (inputs.bias) {
@@ -260,7 +267,7 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
       throw_error<InvalidArgument>(kOp, "operands on different devices: a on ",
                                    to_string(I.data_device), ", bias on ", to_string(bias.device));
   }
-  Shape batch_shape = L.batch_shape;
+  Shape batch_shape = L0.batch_shape;
   Shape aux_shape = batch_shape;
   aux_shape.push_back(m_item);
   aux_shape.push_back(relu ? P.aux_ld / 8 : P.aux_ld);
@@ -280,7 +287,7 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
 
   // Outputs.
   I.specs.clear();
-  I.specs.push_back({"result", L.result_shape, result});
+  I.specs.push_back({"result", L0.result_shape, result});
   if (detail::epilog_writes_aux(epilog)) I.specs.push_back({aux_name, aux_shape, aux_dtype});
   if (detail::epilog_writes_bgrad(epilog)) {
     Shape s = batch_shape;
@@ -288,7 +295,7 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
     I.specs.push_back({bgrad_name(epilog), s, P.bias_type});
   }
 
-  I.layout = std::move(L);
+  I.layout = L0;
   I.m_item = m_item;
   I.epilog = epilog;
   I.inputs = inputs;
@@ -296,17 +303,46 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
   I.cpu_fallback.reset();
   I.backend.reset();
   const bool empty = P.m == 0 || P.n == 0 || P.batch == 0;
-  if (!empty) {
-    if (I.exec_device.is_cuda()) {
-      const MemoryLimit& ml = I.options.memory_limit;
-      I.memory_limit =
-          ml.bytes >= 0 ? ml.bytes
-                        : static_cast<int64_t>(ml.fraction *
-                                               detail::cuda::total_memory(I.exec_device.index));
-      I.backend = detail::cuda::make_matmul_plan(P, preferences, I.memory_limit, I.options.logger);
-    } else {
-      I.backend = detail::cpu::make_matmul_plan(P, preferences);
+  if (!empty && I.exec_device.is_cuda()) {
+    const MemoryLimit& ml = I.options.memory_limit;
+    I.memory_limit =
+        ml.bytes >= 0 ? ml.bytes
+                      : static_cast<int64_t>(ml.fraction *
+                                             detail::cuda::total_memory(I.exec_device.index));
+    // cuBLASLt has kernels for some epilogues (BGRADA, BGRADB) and types only with particular
+    // operand orders: when the natural layout has none, stage operands in the other orders.
+    std::vector<detail::LayoutRequest> tries{req};
+    if (!P.fp8) {
+      using O = detail::Order;
+      for (auto [ao, bo] : {std::pair{O::col_major, O::any}, {O::any, O::col_major},
+                            {O::col_major, O::col_major}, {O::row_major, O::row_major}}) {
+        detail::LayoutRequest r = req;
+        r.a_order = ao;
+        r.b_order = bo;
+        tries.push_back(r);
+      }
     }
+    for (std::size_t t = 0; t < tries.size(); ++t) {
+      if (t > 0) {
+        I.layout = detail::plan_matmul_layout(kOp, I.a, I.b, I.c, tries[t]);
+        apply_layout(I.layout);
+      }
+      try {
+        I.backend =
+            detail::cuda::make_matmul_plan(P, preferences, I.memory_limit, I.options.logger);
+        break;
+      } catch (const NotSupported& e) {
+        if (t + 1 == tries.size()) {
+          I.layout = L0;
+          apply_layout(L0);
+          throw;
+        }
+        log(LogLevel::debug, cat("[matmul] ", e.what(), "; trying other operand orders"),
+            I.options.logger);
+      }
+    }
+  } else if (!empty) {
+    I.backend = detail::cpu::make_matmul_plan(P, preferences);
   }
   I.planned = true;
   const auto& Ls = I.layout;
@@ -429,6 +465,9 @@ void Matmul::execute(const MatmulOutputs& out, Stream stream) {
                                    name(spec.dtype), " ", detail::shape_str(spec.shape),
                                    " array on ", to_string(I.data_device), ", got ",
                                    layout_str(v));
+    if (v.device.is_cuda() && v.numel() > 0 && alignment(v.data) < 256)
+      throw_error<InvalidArgument>(kOp, "output '", spec.name,
+                                   "' must be 256-byte aligned on the GPU, got address ", v.data);
   };
   check_out(I.specs[0], out.result);
   if (out.aux.size() != I.specs.size() - 1)

@@ -17,10 +17,13 @@ struct OperandKey {
   bool operator==(const OperandKey&) const = default;
 };
 
+// Alignment matters only to GPU plans (cuBLASLt's kernel choice).
 OperandKey key_of(const std::optional<TensorView>& v) {
   if (!v) return {};
   const auto p = reinterpret_cast<std::uintptr_t>(v->data);
-  const int align = p == 0 ? 256 : static_cast<int>(std::min<std::uintptr_t>(256, p & (~p + 1)));
+  const int align = !v->device.is_cuda() || p == 0
+                        ? 256
+                        : static_cast<int>(std::min<std::uintptr_t>(256, p & (~p + 1)));
   return {true, v->dtype, v->shape, v->strides, v->device, align};
 }
 

@@ -202,14 +202,20 @@ class CublasLtPlan final : public MatmulBackendPlan {
         set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, cuda_type(p.aux_type));
     }
     if (p.fp8) {
-      const std::array<float, 3> scales{p.scales.b, p.scales.a, p.scales.d};
+      // Device scalars, each on its own 256-byte line (cuBLASLt checks their alignment).
+      constexpr int kStride = 64;
+      std::array<float, 3 * kStride> scales{};
+      scales[0] = p.scales.b;  // cuBLAS's A is our B
+      scales[kStride] = p.scales.a;
+      scales[2 * kStride] = p.scales.d;
       GPULA_CHECK(kOp, cudaMalloc(&scales_, sizeof scales));
       GPULA_CHECK(kOp, cudaMemcpy(scales_, scales.data(), sizeof scales, cudaMemcpyHostToDevice));
-      float* s = static_cast<float*>(scales_);
-      set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(s + 0));
-      set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(s + 1));
+      const float* s = static_cast<const float*>(scales_);
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(s));
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(s + kStride));
       if (is_float8(p.d.dtype))
-        set_desc(desc_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(s + 2));
+        set_desc(desc_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER,
+                 static_cast<const void*>(s + 2 * kStride));
     }
     alpha_ = Scalar::of(p.alpha, p.scale_type);
     beta_ = Scalar::of(p.beta, p.scale_type);
@@ -220,6 +226,14 @@ class CublasLtPlan final : public MatmulBackendPlan {
     const uint64_t ws = static_cast<uint64_t>(workspace_bytes_);
     cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    // cuBLAS's A is our B (see the file comment).
+    const uint32_t aligns[4] = {static_cast<uint32_t>(p.align_b), static_cast<uint32_t>(p.align_a),
+                                static_cast<uint32_t>(p.align_c), 256u};
+    const cublasLtMatmulPreferenceAttributes_t align_attrs[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4 && st == CUBLAS_STATUS_SUCCESS; ++i)
+      st = cublasLtMatmulPreferenceSetAttribute(pref, align_attrs[i], &aligns[i], sizeof aligns[i]);
     std::vector<cublasLtMatmulHeuristicResult_t> results(std::max(1, prefs.limit));
     int returned = 0;
     if (st == CUBLAS_STATUS_SUCCESS)
@@ -332,7 +346,8 @@ class CublasLtPlan final : public MatmulBackendPlan {
     if (epilog_reads_aux(e)) set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, buf.aux_in);
     const cublasLtMatmulHeuristicResult_t& r = algos_[i];
     void* ws = r.workspaceSize ? ctx.workspace(s, r.workspaceSize) : nullptr;
-    const void* c = p_.has_c ? buf.c : buf.d;
+    // Without C, fp8 kernels take no in-place C: pass none (beta is zero, C is never read).
+    const void* c = p_.has_c ? buf.c : (p_.fp8 ? nullptr : buf.d);
     GPULA_CHECK(kOp, cublasLtMatmul(handle_, desc_, alpha_.bytes, buf.b, a_.get(), buf.a, b_.get(),
                                     beta_.bytes, c, c_layout(), buf.d, d_.get(), &r.algo, ws,
                                     r.workspaceSize, s));

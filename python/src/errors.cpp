@@ -1,0 +1,120 @@
+// Python exception classes for gpula's C++ errors, and the translator between them.
+#include <string>
+
+#include "common.h"
+
+namespace gpula::python {
+namespace {
+
+struct Classes {
+  PyObject* error = nullptr;
+  PyObject* invalid_argument = nullptr;
+  PyObject* dtype_error = nullptr;
+  PyObject* not_supported = nullptr;
+  PyObject* not_compiled = nullptr;
+  PyObject* out_of_memory = nullptr;
+  PyObject* cuda = nullptr;
+  PyObject* cublas = nullptr;
+  PyObject* cusolver = nullptr;
+  PyObject* cusparse = nullptr;
+  PyObject* cudss = nullptr;
+  PyObject* linalg = nullptr;
+};
+Classes g_cls;  // module-lifetime references (never released: exceptions outlive the module)
+
+PyObject* make_class(nb::module_& m, const char* name, std::initializer_list<PyObject*> bases,
+                     const char* doc) {
+  nb::list b;
+  for (PyObject* p : bases)
+    if (p) b.append(nb::handle(p));
+  const std::string qual = std::string("gpula.") + name;
+  nb::tuple bt = nb::tuple(b);
+  PyObject* cls = PyErr_NewExceptionWithDoc(qual.c_str(), doc, bt.ptr(), nullptr);
+  if (!cls) throw nb::python_error();
+  m.attr(name) = nb::handle(cls);
+  return cls;
+}
+
+// numpy.linalg.LinAlgError, so that `except numpy.linalg.LinAlgError` catches gpula's too.
+PyObject* numpy_linalg_error() {
+  try {
+    nb::object e = nb::module_::import_("numpy.linalg").attr("LinAlgError");
+    return e.release().ptr();
+  } catch (const nb::python_error&) {
+    return nullptr;  // NumPy missing or broken: LinAlgError derives from Error alone
+  }
+}
+
+void raise_vendor(PyObject* cls, const VendorError& e) {
+  nb::object inst = nb::steal(PyObject_CallFunction(cls, "s", e.what()));
+  if (!inst.is_valid()) return;  // the call set an error already
+  inst.attr("status") = nb::int_(e.status());
+  inst.attr("status_name") = nb::str(e.status_name().c_str(), e.status_name().size());
+  PyErr_SetObject(cls, inst.ptr());
+}
+
+}  // namespace
+
+void init_errors(nb::module_& m) {
+  Classes& c = g_cls;
+  c.error = make_class(m, "Error", {PyExc_RuntimeError}, "Base of gpula's runtime failures.");
+  c.invalid_argument = make_class(m, "InvalidArgument", {PyExc_ValueError},
+                                  "A bad argument: shape, value, layout or state.");
+  c.dtype_error = make_class(m, "DTypeError", {c.invalid_argument, PyExc_TypeError},
+                             "An argument of the wrong or an unsupported element type.");
+  c.not_supported = make_class(m, "NotSupported", {c.error},
+                               "A valid request this build or device cannot carry out.");
+  c.not_compiled = make_class(m, "NotCompiled", {c.not_supported},
+                              "A backend that was not compiled into this build.");
+  c.out_of_memory = make_class(m, "OutOfMemory", {c.error, PyExc_MemoryError},
+                               "Device or host memory could not be obtained.");
+  const char* vendor_doc =
+      "A vendor library reported a failure; `status` is its code, `status_name` its name.";
+  c.cuda = make_class(m, "CudaError", {c.error}, vendor_doc);
+  c.cublas = make_class(m, "CublasError", {c.error}, vendor_doc);
+  c.cusolver = make_class(m, "CusolverError", {c.error}, vendor_doc);
+  c.cusparse = make_class(m, "CusparseError", {c.error}, vendor_doc);
+  c.cudss = make_class(m, "CudssError", {c.error}, vendor_doc);
+  for (PyObject* cls : {c.cuda, c.cublas, c.cusolver, c.cusparse, c.cudss}) {
+    nb::handle(cls).attr("status") = nb::int_(0);
+    nb::handle(cls).attr("status_name") = nb::str("");
+  }
+  c.linalg = make_class(m, "LinAlgError", {c.error, numpy_linalg_error()},
+                        "A factorization or solve failed on its input.");
+
+  // Most-derived first.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    const Classes& k = g_cls;
+    try {
+      std::rethrow_exception(p);
+    } catch (const DTypeError& e) {
+      PyErr_SetString(k.dtype_error, e.what());
+    } catch (const InvalidArgument& e) {
+      PyErr_SetString(k.invalid_argument, e.what());
+    } catch (const NotCompiled& e) {
+      PyErr_SetString(k.not_compiled, e.what());
+    } catch (const NotSupported& e) {
+      PyErr_SetString(k.not_supported, e.what());
+    } catch (const OutOfMemory& e) {
+      PyErr_SetString(k.out_of_memory, e.what());
+    } catch (const CudaError& e) {
+      raise_vendor(k.cuda, e);
+    } catch (const CublasError& e) {
+      raise_vendor(k.cublas, e);
+    } catch (const CusolverError& e) {
+      raise_vendor(k.cusolver, e);
+    } catch (const CusparseError& e) {
+      raise_vendor(k.cusparse, e);
+    } catch (const CudssError& e) {
+      raise_vendor(k.cudss, e);
+    } catch (const VendorError& e) {
+      raise_vendor(k.error, e);
+    } catch (const LinAlgError& e) {
+      PyErr_SetString(k.linalg, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(k.error, e.what());
+    }
+  });
+}
+
+}  // namespace gpula::python

@@ -1,0 +1,302 @@
+// gpula::Matmul for Python: construction from arrays, plan/autotune, and a fast execute_into
+// that writes into outputs the Python layer allocated with the caller's own package.
+#include <nanobind/stl/complex.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.h"
+
+namespace gpula::python {
+namespace {
+
+constexpr const char* kOp = "matmul";
+
+using Scales = std::tuple<float, float, float>;
+
+// A Python handle on a Matmul: owned (gl.Matmul), or borrowed from this thread's plan cache
+// (the function form, used at once). Caches the output views execute_into fills in.
+struct PyMatmul {
+  std::unique_ptr<Matmul> owned;
+  Matmul* mm = nullptr;
+  Device data_device{};
+
+  // Output views built from output_specs() on first use after plan(); only data changes later.
+  MatmulOutputs outs;
+  std::vector<TensorView*> slots;  // spec order: result, then aux outputs
+  bool outs_ready = false;
+
+  PyMatmul(std::unique_ptr<Matmul> m, Device d) : owned(std::move(m)), mm(owned.get()), data_device(d) {}
+  PyMatmul(Matmul& m, Device d) : mm(&m), data_device(d) {}
+  PyMatmul(PyMatmul&& o) noexcept
+      : owned(std::move(o.owned)), mm(o.mm), data_device(o.data_device) {}  // slots rebuilt lazily
+  PyMatmul(const PyMatmul&) = delete;
+
+  void prepare_outputs() {
+    const std::vector<OutputSpec> specs = mm->output_specs();
+    outs = MatmulOutputs{};
+    slots.clear();
+    for (const OutputSpec& s : specs) {
+      TensorView v{nullptr, s.dtype, s.shape, contiguous_strides(s.shape), data_device};
+      if (s.name == "result") {
+        outs.result = std::move(v);
+        slots.push_back(&outs.result);
+      } else {
+        slots.push_back(&(outs.aux[s.name] = std::move(v)));  // map nodes do not move
+      }
+    }
+    outs_ready = true;
+  }
+};
+
+// Address of an output: an int, or any writable buffer-protocol object (NumPy arrays), which is
+// far cheaper than ndarray.ctypes.data.
+void* address_of(nb::handle h, std::size_t i) {
+  if (PyLong_Check(h.ptr())) return reinterpret_cast<void*>(nb::cast<uintptr_t>(h));
+  Py_buffer view;
+  if (PyObject_GetBuffer(h.ptr(), &view, PyBUF_WRITABLE) != 0) {
+    PyErr_Clear();
+    throw InvalidArgument("[matmul] execute_into: output " + std::to_string(i) +
+                          " must be an int address or a writable contiguous buffer");
+  }
+  void* p = view.buf;
+  PyBuffer_Release(&view);
+  return p;
+}
+
+std::optional<TensorView> opt_view(nb::handle h, const char* arg) {
+  if (h.is_none()) return std::nullopt;
+  return to_view(h, kOp, arg);
+}
+
+EpilogInputs epilog_inputs(nb::handle d) {
+  EpilogInputs in;
+  if (d.is_none()) return in;
+  for (auto [k, v] : nb::borrow<nb::dict>(d)) {
+    if (!nb::isinstance<nb::str>(k))
+      throw InvalidArgument("[matmul] epilog_inputs keys must be names ('bias', 'relu_aux', "
+                            "'gelu_aux'), got " + nb::cast<std::string>(nb::repr(k)));
+    const std::string key = nb::cast<std::string>(k);
+    if (v.is_none()) continue;
+    if (key == "bias")
+      in.bias = to_view(v, kOp, "epilog_inputs['bias']");
+    else if (key == "relu_aux")
+      in.relu_aux = to_view(v, kOp, "epilog_inputs['relu_aux']");
+    else if (key == "gelu_aux")
+      in.gelu_aux = to_view(v, kOp, "epilog_inputs['gelu_aux']");
+    else
+      throw InvalidArgument("[matmul] unknown epilog input '" + key +
+                            "'; expected 'bias', 'relu_aux' or 'gelu_aux'");
+  }
+  return in;
+}
+
+nb::dict algorithm_dict(const AlgorithmInfo& a) {
+  nb::dict d;
+  d["index"] = a.index;
+  d["algo_id"] = a.algo_id;
+  d["tile"] = a.tile;
+  d["stages"] = a.stages;
+  d["split_k"] = a.split_k;
+  d["workspace_bytes"] = a.workspace_bytes;
+  d["waves_count"] = a.waves_count;
+  d["time_ms"] = a.time_ms;
+  d["description"] = a.describe();
+  return d;
+}
+
+nb::tuple shape_tuple(const Shape& s) {
+  nb::list l;
+  for (int64_t d : s) l.append(d);
+  return nb::tuple(l);
+}
+
+Stream stream_for(const Matmul& mm, uintptr_t handle) {
+  return Stream{mm.device(), reinterpret_cast<void*>(handle)};
+}
+
+QuantizationScales scales_of(const Scales& s) {
+  return {std::get<0>(s), std::get<1>(s), std::get<2>(s)};
+}
+
+MatmulOptions make_options(std::optional<ComputeType> compute_type,
+                           std::optional<std::string> scale_type,
+                           std::optional<std::string> result_type, int64_t memory_limit_bytes,
+                           double memory_limit_fraction, std::optional<std::string> device,
+                           bool fallback_cpu, bool blocking, nb::handle logger) {
+  MatmulOptions o;
+  o.compute_type = compute_type;
+  if (scale_type) o.scale_type = dtype_from_name(*scale_type);
+  if (result_type) o.result_type = dtype_from_name(*result_type);
+  o.memory_limit = {memory_limit_bytes, memory_limit_fraction};
+  if (device) o.device = parse_device(*device, kOp);
+  o.fallback = fallback_cpu ? Fallback::cpu : Fallback::none;
+  o.blocking = blocking;
+  if (!logger.is_none()) o.logger = python_log_sink(logger);
+  return o;
+}
+
+}  // namespace
+
+void init_matmul(nb::module_& m) {
+  nb::enum_<Epilog>(m, "Epilog", "Fused epilogues, named as in cuBLASLt.")
+      .value("DEFAULT", Epilog::DEFAULT)
+      .value("RELU", Epilog::RELU)
+      .value("RELU_AUX", Epilog::RELU_AUX)
+      .value("BIAS", Epilog::BIAS)
+      .value("RELU_BIAS", Epilog::RELU_BIAS)
+      .value("RELU_AUX_BIAS", Epilog::RELU_AUX_BIAS)
+      .value("GELU", Epilog::GELU)
+      .value("GELU_AUX", Epilog::GELU_AUX)
+      .value("GELU_BIAS", Epilog::GELU_BIAS)
+      .value("GELU_AUX_BIAS", Epilog::GELU_AUX_BIAS)
+      .value("DRELU", Epilog::DRELU)
+      .value("DRELU_BGRAD", Epilog::DRELU_BGRAD)
+      .value("DGELU", Epilog::DGELU)
+      .value("DGELU_BGRAD", Epilog::DGELU_BGRAD)
+      .value("BGRADA", Epilog::BGRADA)
+      .value("BGRADB", Epilog::BGRADB);
+
+  nb::enum_<ComputeType>(m, "ComputeType", "cuBLAS compute types.")
+      .value("COMPUTE_16F", ComputeType::COMPUTE_16F)
+      .value("COMPUTE_16F_PEDANTIC", ComputeType::COMPUTE_16F_PEDANTIC)
+      .value("COMPUTE_32F", ComputeType::COMPUTE_32F)
+      .value("COMPUTE_32F_PEDANTIC", ComputeType::COMPUTE_32F_PEDANTIC)
+      .value("COMPUTE_32F_FAST_16F", ComputeType::COMPUTE_32F_FAST_16F)
+      .value("COMPUTE_32F_FAST_16BF", ComputeType::COMPUTE_32F_FAST_16BF)
+      .value("COMPUTE_32F_FAST_TF32", ComputeType::COMPUTE_32F_FAST_TF32)
+      .value("COMPUTE_64F", ComputeType::COMPUTE_64F)
+      .value("COMPUTE_64F_PEDANTIC", ComputeType::COMPUTE_64F_PEDANTIC);
+
+  nb::class_<MatmulOptions>(m, "NativeMatmulOptions",
+                            "gpula::MatmulOptions, as built by gpula.MatmulOptions.")
+      .def(
+          "__init__",
+          [](MatmulOptions* self, std::optional<ComputeType> compute_type,
+             std::optional<std::string> scale_type, std::optional<std::string> result_type,
+             int64_t memory_limit_bytes, double memory_limit_fraction,
+             std::optional<std::string> device, bool fallback_cpu, bool blocking,
+             nb::handle logger) {
+            new (self) MatmulOptions(make_options(compute_type, scale_type, result_type,
+                                                  memory_limit_bytes, memory_limit_fraction,
+                                                  device, fallback_cpu, blocking, logger));
+          },
+          nb::arg("compute_type") = nb::none(), nb::arg("scale_type") = nb::none(),
+          nb::arg("result_type") = nb::none(), nb::arg("memory_limit_bytes") = -1,
+          nb::arg("memory_limit_fraction") = 0.8, nb::arg("device") = nb::none(),
+          nb::arg("fallback_cpu") = false, nb::arg("blocking") = false,
+          nb::arg("logger") = nb::none());
+
+  nb::class_<PyMatmul>(m, "Matmul", "gpula::Matmul; use gpula.Matmul.")
+      .def(
+          "__init__",
+          [](PyMatmul* self, nb::handle a, nb::handle b, nb::handle c, std::complex<double> alpha,
+             std::complex<double> beta, const MatmulOptions& options, Scales scales) {
+            const TensorView av = to_view(a, kOp, "a"), bv = to_view(b, kOp, "b");
+            const std::optional<TensorView> cv = opt_view(c, "c");
+            auto mm = std::make_unique<Matmul>(av, bv, cv, alpha, beta, options, scales_of(scales));
+            new (self) PyMatmul(std::move(mm), av.device);
+          },
+          nb::arg("a"), nb::arg("b"), nb::arg("c").none(), nb::arg("alpha"), nb::arg("beta"),
+          nb::arg("options"), nb::arg("scales"))
+      .def(
+          "plan",
+          [](PyMatmul& self, Epilog epilog, nb::handle inputs, int limit) {
+            const EpilogInputs in = epilog_inputs(inputs);
+            std::vector<AlgorithmInfo> algos;
+            {
+              nb::gil_scoped_release release;
+              algos = self.mm->plan(epilog, in, PlanPreferences{limit});
+            }
+            self.outs_ready = false;
+            nb::list out;
+            for (const AlgorithmInfo& a : algos) out.append(algorithm_dict(a));
+            return out;
+          },
+          nb::arg("epilog"), nb::arg("inputs").none(), nb::arg("limit") = 8,
+          "Fixes the epilogue; returns candidate algorithms (dicts), best first.")
+      .def(
+          "autotune",
+          [](PyMatmul& self, int iterations, uintptr_t stream) {
+            AlgorithmInfo a;
+            {
+              nb::gil_scoped_release release;
+              a = self.mm->autotune(iterations, stream_for(*self.mm, stream));
+            }
+            return algorithm_dict(a);
+          },
+          nb::arg("iterations"), nb::arg("stream"),
+          "Times every candidate and keeps the fastest; returns it (synchronizes the stream).")
+      .def(
+          "execute_into",
+          [](PyMatmul& self, nb::handle outputs, uintptr_t stream) {
+            if (!self.outs_ready) self.prepare_outputs();
+            const std::size_t n = nb::len(outputs);
+            if (n != self.slots.size())
+              throw InvalidArgument("[matmul] execute_into expects " +
+                                    std::to_string(self.slots.size()) +
+                                    " outputs (one per output spec), got " + std::to_string(n));
+            for (std::size_t i = 0; i < n; ++i) self.slots[i]->data = address_of(outputs[i], i);
+            nb::gil_scoped_release release;
+            self.mm->execute(self.outs, stream_for(*self.mm, stream));
+          },
+          nb::arg("outputs"), nb::arg("stream"),
+          "Runs into contiguous outputs on the data's device, given in output_specs() order as "
+          "int addresses or writable buffers; `stream` is a cudaStream_t as an int.")
+      .def(
+          "output_specs",
+          [](PyMatmul& self) {
+            nb::list out;
+            for (const OutputSpec& s : self.mm->output_specs())
+              out.append(nb::make_tuple(s.name, shape_tuple(s.shape), std::string(name(s.dtype))));
+            return out;
+          },
+          "[(name, shape, dtype name)] of the outputs, result first.")
+      .def(
+          "reset_operands",
+          [](PyMatmul& self, nb::handle a, nb::handle b, nb::handle c, nb::handle inputs) {
+            OperandUpdate u;
+            u.a = opt_view(a, "a");
+            u.b = opt_view(b, "b");
+            u.c = opt_view(c, "c");
+            u.epilog_inputs = epilog_inputs(inputs);
+            self.mm->reset_operands(u);
+          },
+          nb::arg("a").none(), nb::arg("b").none(), nb::arg("c").none(),
+          nb::arg("inputs").none())
+      .def("free", [](PyMatmul& self) { self.mm->free(); })
+      .def("algorithm", [](PyMatmul& self) { return algorithm_dict(self.mm->algorithm()); })
+      .def_prop_ro("planned", [](PyMatmul& self) { return self.mm->planned(); })
+      .def_prop_ro("device", [](PyMatmul& self) { return to_string(self.mm->device()); },
+                   "Where the work runs: 'cpu' or 'cuda:N'.")
+      .def_prop_ro("data_device", [](PyMatmul& self) { return to_string(self.data_device); },
+                   "Where the operands and results live.");
+
+  m.def(
+      "cached_matmul",
+      [](nb::handle a, nb::handle b, nb::handle c, std::complex<double> alpha,
+         std::complex<double> beta, Epilog epilog, nb::handle inputs, const MatmulOptions& options,
+         Scales scales) {
+        const TensorView av = to_view(a, kOp, "a"), bv = to_view(b, kOp, "b");
+        const std::optional<TensorView> cv = opt_view(c, "c");
+        const EpilogInputs in = epilog_inputs(inputs);
+        Matmul* mm = nullptr;
+        {
+          nb::gil_scoped_release release;
+          mm = &cached_matmul(av, bv, cv, alpha, beta, epilog, in, options, scales_of(scales));
+        }
+        return PyMatmul(*mm, av.device);
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("c").none(), nb::arg("alpha"), nb::arg("beta"),
+      nb::arg("epilog"), nb::arg("inputs").none(), nb::arg("options"), nb::arg("scales"),
+      "This thread's cached, planned Matmul for these operands (a borrowed handle: use it at once, "
+      "before this thread's next call into the cache).");
+  m.def("matmul_cache_size", &matmul_cache_size, "Plans in the calling thread's matmul cache.");
+  m.def("matmul_cache_clear", &matmul_cache_clear, "Empties the calling thread's matmul cache.");
+}
+
+}  // namespace gpula::python

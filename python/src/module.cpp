@@ -1,0 +1,12 @@
+// gpula._gpula: the native half of the gpula Python package.
+#include "common.h"
+
+NB_MODULE(_gpula, m) {
+  using namespace gpula::python;
+  m.doc() = "gpula native extension; use the `gpula` package instead of importing this directly.";
+  m.attr("__version__") = GPULA_VERSION;
+  init_errors(m);
+  init_log(m);
+  init_tensor(m);
+  init_matmul(m);
+}

@@ -1,0 +1,410 @@
+"""gl.matmul and gl.Matmul against NumPy float64 references, in every array package present."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import DTYPES, TOL, rel_err, to_np64
+
+import gpula as gl
+
+REAL = ("float16", "bfloat16", "float32", "float64")
+
+SHAPES = [
+    ((5, 7), (7, 3)),
+    ((1, 1), (1, 1)),
+    ((65, 130), (130, 33)),  # past a warp in every dimension
+    ((7,), (7, 3)),  # 1-D operands: numpy.matmul's promotion
+    ((5, 7), (7,)),
+    ((7,), (7,)),
+    ((4, 5, 7), (4, 7, 3)),  # batched
+    ((2, 1, 5, 7), (3, 7, 3)),  # broadcast batch
+    ((4, 5, 7), (7, 3)),  # shared B (folded into one product)
+    ((5, 7), (4, 7, 3)),  # shared A
+    ((0, 7), (7, 3)),  # m = 0
+    ((5, 7), (7, 0)),  # n = 0
+    ((5, 0), (0, 3)),  # k = 0: zeros
+    ((0, 5, 7), (7, 3)),  # empty batch
+]
+
+
+def _check(xp, r, ref, dtype, scale=None, tol=None):
+    xp.empty_like_check(r, dtype, ref.shape)
+    err = rel_err(r, ref, scale)
+    assert err <= (TOL[dtype] if tol is None else tol), err
+
+
+def _gelu_tol(xp, dtype):
+    # cuBLASLt evaluates GELU and its derivative to about 1e-10 relative in float64.
+    return 1e-9 if xp.gpu and dtype == "float64" else TOL[dtype]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shapes", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_matmul_numerics(xp, rng, dtype, shapes):
+    a, a64 = xp.random(rng, shapes[0], dtype)
+    b, b64 = xp.random(rng, shapes[1], dtype)
+    r = gl.matmul(a, b)
+    _check(xp, r, a64 @ b64, dtype, scale=abs(a64) @ abs(b64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_transposed_and_sliced_views(xp, rng, dtype):
+    base_a, base_a64 = xp.random(rng, (9, 14), dtype)
+    base_b, base_b64 = xp.random(rng, (14, 10), dtype)
+    a, a64 = xp.transpose(base_a)[1::2, ::2], base_a64.T[1::2, ::2]  # (7, 5) strided
+    b, b64 = base_b[::2, 1:8], base_b64[::2, 1:8]  # (7, 7) sliced
+    b2, b2_64 = xp.transpose(base_b)[:5, :6], base_b64.T[:5, :6]  # (5, 6) column-major view
+    _check(xp, gl.matmul(a, b2), a64 @ b2_64, dtype)
+    _check(xp, gl.matmul(xp.transpose(a)[:6], b), a64.T[:6] @ b64, dtype)
+    # Batched, both transposed.
+    c, c64 = xp.random(rng, (3, 8, 4), dtype)
+    d, d64 = xp.random(rng, (3, 5, 8), dtype)
+    _check(
+        xp,
+        gl.matmul(xp.transpose(c), xp.transpose(d)),
+        c64.swapaxes(-1, -2) @ d64.swapaxes(-1, -2),
+        dtype,
+    )
+
+
+def test_negative_strides_numpy(rng):
+    a = rng.standard_normal((6, 5))
+    b = rng.standard_normal((5, 4))
+    r = gl.matmul(a[::-1], b[:, ::-1])
+    assert rel_err(r, a[::-1] @ b[:, ::-1]) < 1e-12
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_alpha_beta_c(xp, rng, dtype):
+    a, a64 = xp.random(rng, (6, 9), dtype)
+    b, b64 = xp.random(rng, (9, 4), dtype)
+    c, c64 = xp.random(rng, (6, 4), dtype)
+    complex_ = dtype.startswith("complex")
+    alpha, beta = (1.5 - 0.5j, 0.25 + 2j) if complex_ else (1.5, -0.75)
+    r = gl.matmul(a, b, c, alpha=alpha, beta=beta)
+    _check(xp, r, alpha * (a64 @ b64) + beta * c64, dtype)
+    # c broadcasts to the (batched) result shape.
+    a3, a3_64 = xp.random(rng, (2, 6, 9), dtype)
+    crow, crow64 = xp.random(rng, (4,), dtype)
+    r = gl.matmul(a3, b, crow, beta=beta)
+    _check(xp, r, a3_64 @ b64 + beta * crow64, dtype)
+
+
+def test_result_type_float32_for_half(xp, rng):
+    a, a64 = xp.random(rng, (8, 16), "float16")
+    b, b64 = xp.random(rng, (16, 8), "float16")
+    r = gl.matmul(a, b, options={"result_type": "float32"})
+    _check(xp, r, a64 @ b64, "float32")
+
+
+def test_inputs_unchanged(xp, rng):
+    a, _ = xp.random(rng, (3, 6, 5), "float32")
+    b, _ = xp.random(rng, (5, 4), "float32")
+    c, _ = xp.random(rng, (6, 4), "float32")
+    bias, _ = xp.random(rng, (4,), "float32")
+    before = [to_np64(x) for x in (a, b, c, bias)]
+    gl.matmul(a, b, c, beta=1.0)
+    gl.matmul(a, b, epilog=gl.Epilog.GELU_AUX_BIAS, epilog_inputs={"bias": bias})
+    gl.matmul(a, b, c, beta=0.5)
+    xp.synchronize()
+    for x, x0 in zip((a, b, c, bias), before):
+        np.testing.assert_array_equal(to_np64(x), x0)
+
+
+def test_function_form_cache_reuse(rng):
+    gl.matmul_cache_clear()
+    a = np.empty((11, 13))
+    b = rng.standard_normal((13, 3))
+    for _ in range(4):  # same buffers, new values: one plan, rebound each call
+        a[...] = rng.standard_normal(a.shape)
+        assert rel_err(gl.matmul(a, b), a @ b) < 1e-12
+    assert gl.matmul_cache_size() == 1
+    for _ in range(4):  # fresh arrays: plans are keyed by layout (and pointer alignment)
+        a2 = rng.standard_normal((11, 13))
+        assert rel_err(gl.matmul(a2, b), a2 @ b) < 1e-12
+    assert gl.matmul_cache_size() <= 5
+    n = gl.matmul_cache_size()
+    gl.matmul(a, b, epilog="RELU")
+    assert gl.matmul_cache_size() == n + 1
+    gl.matmul_cache_clear()
+    assert gl.matmul_cache_size() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Epilogues
+
+SQRT_2_OVER_PI = np.sqrt(2.0 / np.pi)
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + np.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
+
+
+def gelu_grad(x):
+    t = np.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x**3))
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+
+
+def unpack_bits(bits, n):
+    """ReLU aux bitmask (..., M, ceil(N/128)*16) uint8 -> bool (..., M, N): bit j of row i,
+    LSB first."""
+    return np.unpackbits(np.asarray(bits, np.uint8), axis=-1, bitorder="little")[..., :n].astype(
+        bool
+    )
+
+
+FORWARD = [
+    "RELU",
+    "RELU_AUX",
+    "BIAS",
+    "RELU_BIAS",
+    "RELU_AUX_BIAS",
+    "GELU",
+    "GELU_AUX",
+    "GELU_BIAS",
+    "GELU_AUX_BIAS",
+]
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@pytest.mark.parametrize("epilog", FORWARD)
+@pytest.mark.parametrize("batch", [(), (3,)], ids=["2d", "batched"])
+def test_forward_epilogs(xp, rng, dtype, epilog, batch):
+    m, k, n = 9, 17, 130  # n past 128: two mask words per row
+    a, a64 = xp.random(rng, (*batch, m, k), dtype)
+    b, b64 = xp.random(rng, (k, n), dtype)
+    inputs = None
+    pre = a64 @ b64
+    if "BIAS" in epilog:
+        bias, bias64 = xp.random(rng, (n,), dtype)
+        inputs = {"bias": bias}
+        pre = pre + bias64
+    act = np.maximum(pre, 0) if "RELU" in epilog else gelu(pre) if "GELU" in epilog else pre
+    tol = _gelu_tol(xp, dtype) if "GELU" in epilog else TOL[dtype]
+    out = gl.matmul(a, b, epilog=getattr(gl.Epilog, epilog), epilog_inputs=inputs)
+    if "AUX" not in epilog:
+        _check(xp, out, act, dtype, tol=tol)
+        return
+    r, aux = out
+    _check(xp, r, act, dtype, tol=tol)
+    if "RELU" in epilog:
+        mask = aux["relu_aux"]
+        words = -(-n // 128)
+        xp.empty_like_check(mask, "uint8", (*batch, m, words * 16))
+        got = unpack_bits(to_np64(mask), n)
+        want = pre > 0
+        decided = np.abs(pre) > 1e-3 * np.abs(pre).max()  # ignore ties with zero
+        bad = np.argwhere((got != want) & decided)
+        assert bad.size == 0, f"{len(bad)} mask bits differ, first at {bad[:5].tolist()}"
+    else:
+        g = aux["gelu_aux"]
+        xp.empty_like_check(g, dtype, (*batch, m, -(-n // 8) * 8))
+        assert rel_err(g[..., :n], pre) <= TOL[dtype]
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@pytest.mark.parametrize("kind", ["RELU", "GELU"])
+@pytest.mark.parametrize("bgrad", [False, True])
+def test_backward_epilogs(xp, rng, dtype, kind, bgrad):
+    m, k1, k2, n = 12, 10, 7, 20
+    x, _x64 = xp.random(rng, (m, k1), dtype)
+    w, _w64 = xp.random(rng, (k1, n), dtype)
+    _, fwd = gl.matmul(x, w, epilog=getattr(gl.Epilog, kind + "_AUX"))
+    aux_name = kind.lower() + "_aux"
+    aux = fwd[aux_name]
+    dy, dy64 = xp.random(rng, (m, k2), dtype)
+    wt, wt64 = xp.random(rng, (k2, n), dtype)
+    epilog = getattr(gl.Epilog, "D" + kind + ("_BGRAD" if bgrad else ""))
+    out = gl.matmul(dy, wt, epilog=epilog, epilog_inputs={aux_name: aux})
+    g = dy64 @ wt64
+    d = g * unpack_bits(to_np64(aux), n) if kind == "RELU" else g * gelu_grad(to_np64(aux[:, :n]))
+    tol = _gelu_tol(xp, dtype) if kind == "GELU" else TOL[dtype]
+    if not bgrad:
+        _check(xp, out, d, dtype, tol=tol)
+        return
+    r, extra = out
+    _check(xp, r, d, dtype, tol=tol)
+    name = "d" + kind.lower() + "_bgrad"
+    assert list(extra) == [name]
+    xp.empty_like_check(extra[name], dtype, (n,))
+    assert rel_err(extra[name], d.sum(axis=0)) <= tol
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@pytest.mark.parametrize("epilog", ["BGRADA", "BGRADB"])
+@pytest.mark.parametrize("batch", [(), (2,)], ids=["2d", "batched"])
+def test_bgrad_ab(xp, rng, dtype, epilog, batch):
+    m, k, n = 6, 11, 9
+    a, a64 = xp.random(rng, (*batch, m, k), dtype)
+    b, b64 = xp.random(rng, (*batch, k, n), dtype)
+    r, aux = gl.matmul(a, b, epilog=getattr(gl.Epilog, epilog))
+    _check(xp, r, a64 @ b64, dtype)
+    name = epilog.lower()
+    assert list(aux) == [name]
+    if epilog == "BGRADA":  # sums of A over K: one per row of the result
+        xp.empty_like_check(aux[name], dtype, (*batch, m))
+        assert rel_err(aux[name], a64.sum(axis=-1)) <= TOL[dtype]
+    else:  # sums of B over K: one per column
+        xp.empty_like_check(aux[name], dtype, (*batch, n))
+        assert rel_err(aux[name], b64.sum(axis=-2)) <= TOL[dtype]
+
+
+def test_epilog_by_name(rng):
+    a = rng.standard_normal((4, 5))
+    b = rng.standard_normal((5, 3))
+    r = gl.matmul(a, b, epilog="relu")
+    assert rel_err(r, np.maximum(a @ b, 0)) < 1e-12
+
+
+# ---------------------------------------------------------------------------------------------
+# The Matmul object
+
+
+def test_matmul_object(xp, rng):
+    a, a64 = xp.random(rng, (16, 24), "float32")
+    b, b64 = xp.random(rng, (24, 8), "float32")
+    bias, bias64 = xp.random(rng, (8,), "float32")
+    with gl.Matmul(a, b) as mm:
+        algos = mm.plan(epilog=gl.Epilog.RELU_BIAS, epilog_inputs={"bias": bias})
+        assert isinstance(algos, list) and algos and isinstance(algos[0], dict)
+        assert {"algo_id", "workspace_bytes", "description"} <= set(algos[0])
+        best = mm.autotune(iterations=2)
+        assert isinstance(best, dict) and "time_ms" in best
+        assert mm.output_specs() == [("result", (16, 8), "float32")]
+        r = mm.execute()
+        _check(xp, r, np.maximum(a64 @ b64 + bias64, 0), "float32")
+        # Same layout: no re-planning.
+        a2, a2_64 = xp.random(rng, (16, 24), "float32")
+        bias2, bias2_64 = xp.random(rng, (8,), "float32")
+        mm.reset_operands(a=a2, epilog_inputs={"bias": bias2})
+        r2 = mm.execute()
+        _check(xp, r2, np.maximum(a2_64 @ b64 + bias2_64, 0), "float32")
+        _check(xp, r, np.maximum(a64 @ b64 + bias64, 0), "float32")  # earlier result untouched
+    with pytest.raises(ValueError, match="after free"):
+        mm.execute()
+
+
+def test_matmul_object_aux_outputs(numpy_xp, rng):
+    a, a64 = numpy_xp.random(rng, (2, 5, 6), "float64")
+    b, b64 = numpy_xp.random(rng, (6, 7), "float64")
+    mm = gl.Matmul(a, b)
+    mm.plan(epilog="GELU_AUX")
+    r, aux = mm.execute()
+    assert set(aux) == {"gelu_aux"}
+    assert rel_err(r, gelu(a64 @ b64)) < 1e-12
+    assert aux["gelu_aux"].shape == (2, 5, 8)
+    mm.free()
+
+
+def test_reset_operands_layout_change(numpy_xp, rng):
+    a = rng.standard_normal((6, 4))
+    b = rng.standard_normal((4, 5))
+    mm = gl.Matmul(a, b)
+    mm.plan()
+    with pytest.raises(ValueError, match=r"\ba\b"):
+        mm.reset_operands(a=np.asfortranarray(a))
+    with pytest.raises(ValueError, match=r"\ba\b"):
+        mm.reset_operands(a=rng.standard_normal((7, 4)))
+    with pytest.raises(ValueError, match=r"\bb\b"):
+        mm.reset_operands(b=b.astype(np.float32))
+    with pytest.raises(ValueError, match="c"):
+        mm.reset_operands(c=rng.standard_normal((6, 5)))  # not an operand of this plan
+    assert rel_err(mm.execute(), a @ b) < 1e-12  # still usable
+
+
+def test_execute_before_plan(numpy_xp, rng):
+    mm = gl.Matmul(rng.standard_normal((3, 3)), rng.standard_normal((3, 3)))
+    with pytest.raises(ValueError, match="before plan"):
+        mm.execute()
+    with pytest.raises(ValueError, match="before plan"):
+        mm.autotune()
+
+
+def test_context_manager_frees(numpy_xp, rng):
+    with gl.Matmul(rng.standard_normal((3, 3)), rng.standard_normal((3, 3))) as mm:
+        mm.plan()
+        mm.execute()
+    for call in (mm.execute, mm.autotune, mm.plan):
+        with pytest.raises(ValueError, match="after free"):
+            call()
+    mm.free()  # idempotent
+
+
+def test_matmul_object_stream_arg(numpy_xp, rng):
+    a = rng.standard_normal((4, 4))
+    mm = gl.Matmul(a, a, stream=0)
+    mm.plan()
+    assert rel_err(mm.execute(stream=0), a @ a) < 1e-12
+
+
+def test_devices():
+    d = gl.devices()
+    assert d["devices"][0] == "cpu"
+    assert isinstance(d["cuda_compiled"], bool)
+    assert d["cuda_device_count"] == len(d["devices"]) - 1
+    assert "cpu" in d["description"]
+
+
+def test_bfloat16_numpy_result_dtype(rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    a = rng.standard_normal((4, 8)).astype(ml_dtypes.bfloat16)
+    r = gl.matmul(a, a.T)
+    assert r.dtype == ml_dtypes.bfloat16
+
+
+def test_torch_requires_grad():
+    torch = pytest.importorskip("torch")
+    a = torch.randn(4, 5, requires_grad=True)
+    b = torch.randn(5, 3)
+    r = gl.matmul(a, b)
+    assert isinstance(r, torch.Tensor) and not r.requires_grad
+    torch.testing.assert_close(r, (a @ b).detach())
+
+
+@pytest.mark.gpu
+def test_host_data_on_gpu(rng):
+    a = rng.standard_normal((33, 17))
+    b = rng.standard_normal((17, 9))
+    r = gl.matmul(a, b, options={"device": "cuda"})
+    assert isinstance(r, np.ndarray)
+    assert rel_err(r, a @ b) < 1e-12
+
+
+@pytest.mark.gpu
+def test_torch_stream_argument(rng):
+    torch = pytest.importorskip("torch")
+    a = torch.randn(64, 64, device="cuda")
+    s = torch.cuda.Stream()
+    with gl.Matmul(a, a, stream=s) as mm:
+        mm.plan()
+        r = mm.execute()
+        s.synchronize()
+        torch.testing.assert_close(r, a @ a, rtol=1e-4, atol=1e-4)
+        r = mm.execute(stream=torch.cuda.current_stream())
+        torch.testing.assert_close(r, a @ a, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("result_type", ["bfloat16", "float16", "float32"])
+def test_float8_torch(rng, result_type):
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, "float8_e4m3fn"):
+        pytest.skip("torch has no float8")
+    a = torch.from_numpy(rng.standard_normal((32, 64))).to("cuda", torch.float8_e4m3fn)
+    b = torch.from_numpy(rng.standard_normal((64, 48))).to("cuda", torch.float8_e4m3fn)
+    scales = {"a": 0.5, "b": 4.0, "d": 1.0}
+    r = gl.matmul(a, b, options={"result_type": result_type}, quantization_scales=scales)
+    assert r.dtype == getattr(torch, result_type) and r.is_cuda
+    ref = 2.0 * (to_np64(a) @ to_np64(b))
+    assert rel_err(r, ref) < 1e-2
+
+
+@pytest.mark.gpu
+def test_float8_numpy_on_gpu(rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    a = rng.standard_normal((16, 32)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((32, 16)).astype(ml_dtypes.float8_e4m3fn)
+    r = gl.matmul(a, b, options={"device": "cuda", "result_type": "float32"})
+    assert isinstance(r, np.ndarray) and r.dtype == np.float32
+    assert rel_err(r, to_np64(a) @ to_np64(b)) < 1e-2
