@@ -204,7 +204,16 @@ stage_python() {
     --config-settings=build-dir="$BUILD/py" -v "$ROOT" \
     || { DETAIL="pip install failed"; return 1; }
   (cd /tmp && $PY -c 'import gpula; print("gpula", getattr(gpula, "__version__", "?"), "from", gpula.__file__); print(gpula.devices() if hasattr(gpula, "devices") else "")') \
-    || { DETAIL="import failed"; return 1; }
+    || {
+      DETAIL="import failed"
+      # Where it crashed: Python's stack, then the native one.
+      (cd /tmp && $PY -X faulthandler -c 'import gpula._gpula as g; print("extension ok"); import gpula') || true
+      local gdb
+      gdb=$(command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null | head -1)
+      [[ -n $gdb ]] && (cd /tmp && timeout 120 "$gdb" -batch -ex run -ex bt -ex "info sharedlibrary" \
+        --args $PY -c 'import gpula') 2>&1 | tail -80
+      return 1
+    }
   DETAIL="installed into build-gpu/pysite"
 }
 

@@ -10,8 +10,8 @@ namespace gpula::detail::cuda {
 Context::Context(int device) : device_(device) {}
 
 Context::~Context() {
-  // Thread exit: workspaces go back to the pool after their stream's work.
-  for (auto& [stream, ws] : workspaces_) GPULA_CHECK_NOTHROW(cudaFreeAsync(ws.ptr, stream));
+  // Thread exit: the streams may be gone already, so free synchronously (never on a stream).
+  for (auto& [stream, ws] : workspaces_) GPULA_CHECK_NOTHROW(cudaFree(ws.ptr));
   if (lt_) GPULA_CHECK_NOTHROW(cublasLtDestroy(lt_));
 }
 
