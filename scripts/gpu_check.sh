@@ -210,8 +210,10 @@ stage_python() {
       (cd /tmp && $PY -X faulthandler -c 'import gpula._gpula as g; print("extension ok"); import gpula') || true
       local gdb
       gdb=$(command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null | head -1)
-      [[ -n $gdb ]] && (cd /tmp && timeout 120 "$gdb" -batch -ex run -ex bt -ex "info sharedlibrary" \
-        --args $PY -c 'import gpula') 2>&1 | tail -80
+      [[ -n $gdb ]] && (cd /tmp && timeout 120 "$gdb" -batch -ex run -ex bt \
+        --args $PY -c 'import gpula') 2>&1 | grep -E '^#|signal' | head -24
+      (cd /tmp && $PY -c 'import ml_dtypes, numpy; import gpula; print("imports fine with ml_dtypes first")') || true
+      ls -l /usr/bin/g++* /usr/bin/c++ 2>&1 | head -3
       # So that pytest and the benchmarks still run: a wheel built off-device, if one was carried.
       local wheels=("$ROOT"/.gpu/gpula-*.whl)
       if [[ -e ${wheels[0]} ]]; then

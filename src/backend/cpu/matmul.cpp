@@ -436,7 +436,9 @@ class Runner {
       W v = d[j];
       if constexpr (t.bias) v += bias_[j];
       if constexpr (t.aux_out && t.act == Act::relu) {
-        if (v > W(0)) mask_out[j >> 3] |= static_cast<uint8_t>(1u << (j & 7));
+        // cuBLASLt's convention, seen on the H200: the bit is set at exactly zero too, so the
+        // gradient passes through a zero pre-activation.
+        if (v >= W(0)) mask_out[j >> 3] |= static_cast<uint8_t>(1u << (j & 7));
       }
       if constexpr (t.aux_out && t.act == Act::gelu) tmp[j] = v;
       if constexpr (t.act == Act::relu) v = v < W(0) ? W(0) : v;  // NaN passes through

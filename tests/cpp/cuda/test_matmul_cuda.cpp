@@ -427,6 +427,7 @@ TEST_P(CudaFp8, XTimesWTransposedMatchesF32Reference) {
   p.options.result_type = fc.result;
   p.scales = {.a = 0.5f, .b = 2.0f, .d = 1.0f};
   p.alpha = 1.5;
+  p.epilog = fc.epilog;
   if (has_bias(fc.epilog)) p.bias = arg(random({n}, DType::bf16, Layout::row, 32));
   Outputs gpu;
   try {
