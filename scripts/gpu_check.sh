@@ -199,6 +199,12 @@ stage_python() {
   # Offline: no build isolation (nanobind and scikit-build-core come from the machine's Python),
   # no index. The package lands in $PYSITE, put first on PYTHONPATH.
   rm -rf "$PYSITE"
+  # The image's default compiler (/opt/gcc, g++ 13.3) builds an extension that crashes inside
+  # ml_dtypes' import when ml_dtypes is imported after it (cause not found yet; the same sources
+  # built with g++ 12 work): use the system g++-12 for the extension where there is one.
+  local cxx12
+  cxx12=$(command -v g++-12 || true)
+  [[ -n $cxx12 ]] && export CMAKE_ARGS="-DCMAKE_CXX_COMPILER=$cxx12 -DCMAKE_CUDA_HOST_COMPILER=$cxx12"
   timeout "$LIMIT" $PY -m pip install --no-build-isolation --no-deps --no-index \
     --disable-pip-version-check --target "$PYSITE" \
     --config-settings=build-dir="$BUILD/py" -v "$ROOT" \

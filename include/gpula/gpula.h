@@ -4,6 +4,7 @@
 #include <gpula/device.h>
 #include <gpula/dtype.h>
 #include <gpula/error.h>
+#include <gpula/linalg.h>
 #include <gpula/log.h>
 #include <gpula/matmul.h>
 #include <gpula/options.h>

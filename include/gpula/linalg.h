@@ -1,11 +1,26 @@
 #pragma once
 /// @file linalg.h
-/// Dense decompositions and solvers (cuSOLVER on a GPU, LAPACK on the CPU). Every function takes
-/// a batch (..., m, n) and f32, f64, c64, c128; conventions follow NumPy/SciPy.
+/// Dense decompositions and solvers (cuSOLVER/cuBLAS on a GPU, LAPACK on the CPU). Every function
+/// takes a batch (..., n, n) of float32, float64, complex64 or complex128 matrices with any
+/// strides; conventions follow NumPy/SciPy. Inputs are copied into the factorization's workspace
+/// and never written. Results are new contiguous row-major Tensors on the device of the data,
+/// produced on `stream` (asynchronously on a GPU unless options.blocking or a check needs the
+/// info arrays).
+///
+/// Right-hand sides follow numpy.linalg.solve (NumPy 2): a 1-D b of shape (n,) is one vector
+/// shared by every matrix of the batch and gives x of shape (..., n); otherwise b is a stack
+/// (..., n, k) whose batch dimensions broadcast against a's, and x is (..., n, k).
+///
+/// Failures: with check_info (the default) a failed factorization raises NotPositiveDefinite or
+/// SingularMatrix naming the batch item; the *_ex forms and cholesky/lu_factor also return the
+/// int32 info arrays (0: success; LAPACK's meaning otherwise). NaN or Inf input never crashes:
+/// cholesky raises NotPositiveDefinite where LAPACK/cuSOLVER flag the NaN pivot, or returns NaN;
+/// the LU-based functions return NaN.
 ///
 /// @code
-///   gpula::Tensor c = gpula::linalg::cholesky(a);            // lower by default
-///   gpula::Tensor x = gpula::linalg::cho_solve(c.view(), b);
+///   gpula::Tensor l = gpula::linalg::cholesky(a).value;        // lower by default
+///   gpula::Tensor x = gpula::linalg::cho_solve(l.view(), b);
+///   gpula::Tensor y = gpula::linalg::solve(a, b, {.assume_a = gpula::linalg::Assume::pos});
 /// @endcode
 #include <gpula/options.h>
 #include <gpula/tensor.h>
@@ -15,49 +30,80 @@ namespace gpula::linalg {
 struct LinalgOptions : CommonOptions {
   /// Synchronize and raise LinAlgError subclasses when a factorization fails. With false, no
   /// synchronization happens and the int32 `info` arrays (batch shape) report failures instead.
+  /// Functions that only apply a given factor (cho_solve, lu_solve) have no info to check.
   bool check_info = true;
 };
 
-/// A result and the per-matrix LAPACK-style info (0: success), shape = batch shape.
+/// A result and the per-matrix LAPACK-style info (0: success), int32 of the batch shape, on the
+/// device of the data.
 struct Factor {
   Tensor value;
   Tensor info;
 };
 
-/// Cholesky factor L (lower) or U (upper) of Hermitian positive definite a; the other triangle
-/// is zero.
+/// Cholesky factor L (lower, a = L L^H) or U (upper, a = U^H U) of Hermitian positive definite
+/// a; only that triangle of a is read and the other triangle of the result is zero.
+/// info[i] = k > 0: the leading minor of order k is not positive definite.
 Factor cholesky(const TensorView& a, bool lower = true, const LinalgOptions& options = {},
                 Stream stream = {});
-/// Solves a x = b given the Cholesky factor c of a. b is (..., n) or (..., n, k).
+/// Solves a x = b given the Cholesky factor c of a (as cholesky returns it; the other triangle
+/// of c is not read). b is (n,) or (..., n, k).
 Tensor cho_solve(const TensorView& c, const TensorView& b, bool lower = true,
                  const LinalgOptions& options = {}, Stream stream = {});
 
-/// LU with partial pivoting: packed L\U and 0-based int32 pivots (as scipy.linalg.lu_factor).
+/// LU with partial pivoting as scipy.linalg.lu_factor: packed L\U (unit L below the diagonal)
+/// and 0-based int32 pivots (row i was interchanged with row pivots[i]), shape (..., n).
+/// info[i] = k > 0: U[k-1, k-1] is exactly zero. The factorization is still complete, but with
+/// check_info (the default) it raises SingularMatrix, as torch.linalg.lu_factor does (scipy only
+/// warns); check_info = false returns it.
 struct LU {
   Tensor lu;
   Tensor pivots;
   Tensor info;
 };
 LU lu_factor(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
+/// Solves a x = b from lu_factor's (lu, pivots); lu and pivots share one batch shape, which
+/// broadcasts against b's. Pivots outside [0, n) raise InvalidArgument (on a GPU only with
+/// check_info; without it they are read as "no interchange").
 Tensor lu_solve(const TensorView& lu, const TensorView& pivots, const TensorView& b,
                 const LinalgOptions& options = {}, Stream stream = {});
 
+/// gen: LU with partial pivoting. pos: Cholesky (a Hermitian positive definite). sym: a symmetric
+/// (complex symmetric, a = a^T, for complex types): Bunch-Kaufman (sytrf) on the CPU; on a GPU
+/// the chosen triangle is mirrored and LU is used (cuSOLVER has no symmetric indefinite solve).
 enum class Assume : uint8_t { gen, pos, sym };
-/// Mixed-precision iterative refinement: none, auto (the fastest lower precision that converges;
-/// falls back to the plain solve), or a fixed inner precision.
+/// Mixed-precision iterative refinement: none, automatic (the fastest lower precision that
+/// converges; falls back to the plain solve), or a fixed inner precision. On a GPU, assume_a=gen
+/// uses cuSOLVER IRS (cusolverDnIRSXgesv, fallback to working precision enabled, iterations
+/// logged at info level); automatic is float32 for float64/complex128 data and the plain solve
+/// for float32/complex64. Refinement applies to assume_a=gen only. The CPU backend accepts every
+/// value and computes the plain solve in working precision.
 enum class Refine : uint8_t { none, automatic, f32, tf32, f16, bf16 };
 
 struct SolveOptions : LinalgOptions {
   Assume assume_a = Assume::gen;
   Refine refine = Refine::none;
+  /// For assume_a pos and sym: read a's lower triangle (else the upper), as scipy.linalg.solve.
+  bool lower = false;
 };
-/// x with a x = b. b is (..., n) or (..., n, k); batch dimensions broadcast.
+/// x with a x = b. b is (n,) or (..., n, k); batch dimensions broadcast. info[i] = k > 0:
+/// singular (U[k-1, k-1] or, for sym on the CPU, D[k-1, k-1] is exactly zero) or, for pos, not
+/// positive definite at order k. info has the broadcast batch shape.
+Factor solve_ex(const TensorView& a, const TensorView& b, const SolveOptions& options = {},
+                Stream stream = {});
+/// solve_ex(...).value.
 Tensor solve(const TensorView& a, const TensorView& b, const SolveOptions& options = {},
              Stream stream = {});
 
+/// Inverse of each matrix; info as lu_factor's. inv(...) is inv_ex(...).value.
+Factor inv_ex(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
 Tensor inv(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
+
+/// Determinant from the LU factorization (same dtype as a; 1 for n = 0). Singular matrices give
+/// 0, never an error.
 Tensor det(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
-/// sign (same dtype as a; complex phase for complex a) and log|det| (real dtype).
+/// sign (same dtype as a: +-1, a unit complex number for complex a, 0 when singular) and
+/// log|det| (real dtype, -inf when singular), as numpy.linalg.slogdet.
 struct Slogdet {
   Tensor sign;
   Tensor logabsdet;

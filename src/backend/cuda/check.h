@@ -1,8 +1,10 @@
 #pragma once
-// Status checks for CUDA runtime and cuBLAS(Lt) calls, active in every build type. Messages name
-// the failing call and the status: "[matmul] cublasLtMatmul failed: CUBLAS_STATUS_NOT_SUPPORTED".
+// Status checks for CUDA runtime, cuBLAS(Lt) and cuSOLVER calls, active in every build type.
+// Messages name the failing call and the status:
+// "[matmul] cublasLtMatmul failed: CUBLAS_STATUS_NOT_SUPPORTED".
 #include <cublasLt.h>
 #include <cuda_runtime.h>
+#include <cusolver_common.h>
 
 #include <gpula/error.h>
 
@@ -12,6 +14,9 @@ namespace gpula::detail::cuda {
 
 [[noreturn]] void throw_cuda(cudaError_t status, const char* op, const char* call);
 [[noreturn]] void throw_cublas(cublasStatus_t status, const char* op, const char* call);
+[[noreturn]] void throw_cusolver(cusolverStatus_t status, const char* op, const char* call);
+// "CUSOLVER_STATUS_INVALID_VALUE"
+const char* cusolver_status_name(cusolverStatus_t status);
 
 inline void check(cudaError_t status, const char* op, const char* call) {
   if (status != cudaSuccess) throw_cuda(status, op, call);
@@ -19,10 +24,13 @@ inline void check(cudaError_t status, const char* op, const char* call) {
 inline void check(cublasStatus_t status, const char* op, const char* call) {
   if (status != CUBLAS_STATUS_SUCCESS) throw_cublas(status, op, call);
 }
+inline void check(cusolverStatus_t status, const char* op, const char* call) {
+  if (status != CUSOLVER_STATUS_SUCCESS) throw_cusolver(status, op, call);
+}
 
 }  // namespace gpula::detail::cuda
 
-// GPULA_CHECK(op, call): runs a CUDA runtime or cuBLAS call and throws on failure.
+// GPULA_CHECK(op, call): runs a CUDA runtime, cuBLAS or cuSOLVER call and throws on failure.
 #define GPULA_CHECK(op, call) ::gpula::detail::cuda::check((call), (op), #call)
 // For destructors: failures are swallowed (nothing sensible can be thrown there).
 #define GPULA_CHECK_NOTHROW(call) static_cast<void>(call)

@@ -13,11 +13,31 @@ Context::~Context() {
   // Thread exit: the streams may be gone already, so free synchronously (never on a stream).
   for (auto& [stream, ws] : workspaces_) GPULA_CHECK_NOTHROW(cudaFree(ws.ptr));
   if (lt_) GPULA_CHECK_NOTHROW(cublasLtDestroy(lt_));
+  if (cusolver_params_) GPULA_CHECK_NOTHROW(cusolverDnDestroyParams(cusolver_params_));
+  if (cusolver_) GPULA_CHECK_NOTHROW(cusolverDnDestroy(cusolver_));
+  if (cublas_) GPULA_CHECK_NOTHROW(cublasDestroy(cublas_));
 }
 
 cublasLtHandle_t Context::cublaslt() {
   if (!lt_) GPULA_CHECK("context", cublasLtCreate(&lt_));
   return lt_;
+}
+
+cublasHandle_t Context::cublas(cudaStream_t stream) {
+  if (!cublas_) GPULA_CHECK("context", cublasCreate(&cublas_));
+  GPULA_CHECK("context", cublasSetStream(cublas_, stream));
+  return cublas_;
+}
+
+cusolverDnHandle_t Context::cusolver(cudaStream_t stream) {
+  if (!cusolver_) GPULA_CHECK("context", cusolverDnCreate(&cusolver_));
+  GPULA_CHECK("context", cusolverDnSetStream(cusolver_, stream));
+  return cusolver_;
+}
+
+cusolverDnParams_t Context::cusolver_params() {
+  if (!cusolver_params_) GPULA_CHECK("context", cusolverDnCreateParams(&cusolver_params_));
+  return cusolver_params_;
 }
 
 void* Context::workspace(cudaStream_t stream, std::size_t bytes) {

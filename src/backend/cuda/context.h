@@ -1,7 +1,9 @@
 #pragma once
 // Per (device, thread) library handles and per-stream workspaces, created on first use.
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusolverDn.h>
 
 #include <cstddef>
 #include <unordered_map>
@@ -16,12 +18,20 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   cublasLtHandle_t cublaslt();
+  // cuBLAS and cuSOLVER dense handles, set to `stream` on every call.
+  cublasHandle_t cublas(cudaStream_t stream);
+  cusolverDnHandle_t cusolver(cudaStream_t stream);
+  // Parameters of cuSOLVER's 64-bit X API (default algorithms).
+  cusolverDnParams_t cusolver_params();
   // A workspace of at least `bytes` for work ordered on `stream`; grown, never shrunk.
   void* workspace(cudaStream_t stream, std::size_t bytes);
 
  private:
   int device_;
   cublasLtHandle_t lt_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  cusolverDnHandle_t cusolver_ = nullptr;
+  cusolverDnParams_t cusolver_params_ = nullptr;
   struct Workspace {
     void* ptr = nullptr;
     std::size_t bytes = 0;

@@ -1,0 +1,419 @@
+// The CUDA dense solvers on device memory, checked against a complex128 reference (backward
+// errors, reconstructions) and against the CPU backend on the same data. Sizes cover both GPU
+// paths: batches of small matrices (potrfBatched, getrfBatched, matinvBatched, trsmBatched at
+// 1000 x 32x32) and single large ones (X API at n = 512); IRS refinement vs the plain solve.
+//
+// Built only with CUDA; run by scripts/gpu_check.sh on the lent GPU.
+#include <cuda_runtime.h>
+#include <gpula/gpula.h>
+#include <gpula/linalg.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "../linalg_test_support.h"
+
+namespace {
+
+using namespace gpula;
+using core_test::at;
+using core_test::cdouble;
+using core_test::eps_of;
+using core_test::HostTensor;
+using core_test::Layout;
+using core_test::make_host;
+using linalg_test::Kind;
+using linalg_test::with;
+namespace la = gpula::linalg;
+
+void cuda_ok(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+#define CUDA_OK(call) cuda_ok((call), #call)
+
+bool under_sanitizer() { return std::getenv("GPULA_TEST_SANITIZER") != nullptr; }
+
+// A device copy of h's whole storage, viewed with h's strides.
+struct DeviceTensor {
+  std::shared_ptr<void> mem;
+  TensorView view;
+  std::size_t bytes = 0;
+};
+
+DeviceTensor to_device(const HostTensor& h) {
+  DeviceTensor d;
+  d.bytes = h.storage_bytes();
+  void* p = nullptr;
+  CUDA_OK(cudaMalloc(&p, std::max<std::size_t>(d.bytes, 1)));
+  d.mem = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+  CUDA_OK(cudaMemcpy(p, h.mem.get(), d.bytes, cudaMemcpyHostToDevice));
+  d.view = h.view;
+  d.view.data = p;
+  d.view.device = Device::cuda(0);
+  return d;
+}
+
+// Whether the device copy still holds h's bytes (inputs are never written).
+bool unchanged(const DeviceTensor& d, const HostTensor& h) {
+  std::vector<std::byte> back(d.bytes);
+  CUDA_OK(cudaMemcpy(back.data(), d.mem.get(), d.bytes, cudaMemcpyDeviceToHost));
+  return std::equal(back.begin(), back.end(), h.mem.get());
+}
+
+// A host copy of a contiguous result Tensor (device or host).
+HostTensor host_of(const Tensor& t) {
+  EXPECT_TRUE(t.view().is_contiguous());
+  HostTensor h = make_host(t.shape(), t.dtype());
+  const std::size_t bytes = t.view().numel() * size_of(t.dtype());
+  if (t.device().is_cuda())
+    CUDA_OK(cudaMemcpy(h.view.data, t.data(), bytes, cudaMemcpyDeviceToHost));
+  else if (bytes)
+    std::memcpy(h.view.data, t.data(), bytes);
+  return h;
+}
+
+HostTensor random_kind(const Shape& shape, DType t, Kind kind, Layout layout, uint64_t seed) {
+  HostTensor h = make_host(shape, t, layout);
+  linalg_test::fill_kind(h, kind, seed);
+  return h;
+}
+
+HostTensor random_b(const Shape& shape, DType t, uint64_t seed) {
+  HostTensor h = make_host(shape, t);
+  core_test::Filler(seed).fill(h.view);
+  return h;
+}
+
+double tol(DType t, int64_t n) {
+  return 30.0 * static_cast<double>(std::max<int64_t>(n, 4)) * eps_of(t);
+}
+
+class CudaLinalg : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    if (!cuda_compiled() || cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
+  }
+};
+
+struct Size {
+  Shape batch;
+  int64_t n;
+};
+// Batched small (the batched APIs), a small batch past the batched limit (looped X API), one
+// large matrix (X API).
+std::vector<Size> sizes() {
+  if (under_sanitizer()) return {{{40}, 32}, {{2}, 130}, {{}, 96}};
+  return {{{1000}, 32}, {{3}, 200}, {{}, 512}, {{}, 1}};
+}
+
+TEST_P(CudaLinalg, CholeskyBothPaths) {
+  const DType t = GetParam();
+  uint64_t seed = 1;
+  for (const Size& s : sizes())
+    for (bool lower : {true, false}) {
+      HostTensor a = random_kind(with(s.batch, {s.n, s.n}), t, Kind::spd,
+                                 lower ? Layout::row : Layout::col, seed++);
+      linalg_test::poison_triangle(a, lower, NAN);
+      DeviceTensor d = to_device(a);
+      la::Factor f = la::cholesky(d.view, lower);
+      EXPECT_EQ(f.value.device(), Device::cuda(0));
+      EXPECT_EQ(f.info.device(), Device::cuda(0));
+      HostTensor c = host_of(f.value);
+      bool other_zero = false;
+      EXPECT_LE(linalg_test::cholesky_error(a.view, c.view, lower, &other_zero), tol(t, s.n))
+          << "n " << s.n << " batch " << core_test::product(s.batch) << " lower " << lower;
+      EXPECT_TRUE(other_zero);
+      EXPECT_TRUE(unchanged(d, a));
+    }
+}
+
+TEST_P(CudaLinalg, SolveKindsBothPaths) {
+  const DType t = GetParam();
+  uint64_t seed = 100;
+  for (const Size& s : sizes())
+    for (la::Assume kind : {la::Assume::gen, la::Assume::pos, la::Assume::sym})
+      for (int64_t k : {0, 1, 5}) {  // 0: a 1-D b
+        const Kind mk = kind == la::Assume::pos   ? Kind::spd
+                        : kind == la::Assume::sym ? Kind::symmetric
+                                                  : Kind::general;
+        HostTensor a = random_kind(with(s.batch, {s.n, s.n}), t, mk, Layout::col, seed++);
+        if (kind != la::Assume::gen) linalg_test::poison_triangle(a, true, 1e6);
+        HostTensor b = random_b(k == 0 ? Shape{s.n} : with(s.batch, {s.n, k}), t, seed++);
+        DeviceTensor da = to_device(a), db = to_device(b);
+        la::SolveOptions o;
+        o.assume_a = kind;
+        o.lower = true;
+        la::Factor r = la::solve_ex(da.view, db.view, o);
+        HostTensor x = host_of(r.value);
+        const int tri = kind == la::Assume::gen ? -1 : 1;
+        EXPECT_LE(linalg_test::backward_error(a.view, b.view, x.view, tri, kind == la::Assume::pos),
+                  tol(t, s.n))
+            << "assume " << int(kind) << " n " << s.n << " batch " << core_test::product(s.batch)
+            << " k " << k;
+        EXPECT_TRUE(unchanged(da, a) && unchanged(db, b));
+      }
+}
+
+TEST_P(CudaLinalg, FoldedAndExpandedBroadcasts) {
+  const DType t = GetParam();
+  const int64_t n = 40;
+  HostTensor a1 = random_kind({n, n}, t, Kind::general, Layout::row, 3);
+  HostTensor b1 = random_b({4, n, 3}, t, 4);  // one matrix, a batch of b: folded
+  HostTensor a2 = random_kind({2, 1, n, n}, t, Kind::spd, Layout::col, 5);
+  HostTensor b2 = random_b({1, 3, n, 2}, t, 6);  // partial broadcast: expanded
+  DeviceTensor da1 = to_device(a1), db1 = to_device(b1), da2 = to_device(a2), db2 = to_device(b2);
+  for (la::Assume kind : {la::Assume::gen, la::Assume::pos}) {
+    la::SolveOptions o;
+    o.assume_a = kind;
+    const TensorView& a = kind == la::Assume::gen ? da1.view : da2.view;
+    const HostTensor& ah = kind == la::Assume::gen ? a1 : a2;
+    for (const auto* bp : {&b1, &b2}) {
+      const TensorView& b = bp == &b1 ? db1.view : db2.view;
+      if (kind == la::Assume::gen && bp == &b2) continue;
+      HostTensor x = host_of(la::solve(a, b, o));
+      EXPECT_LE(
+          linalg_test::backward_error(ah.view, bp->view, x.view, kind == la::Assume::pos ? 0 : -1,
+                                      kind == la::Assume::pos),
+          tol(t, n));
+    }
+  }
+  Tensor c = la::cholesky(da2.view).value;
+  HostTensor x = host_of(la::cho_solve(c.view(), db1.view));  // c (2, 1) vs b (4): expanded
+  EXPECT_EQ(x.view.shape, (Shape{2, 4, n, 3}));
+  EXPECT_LE(linalg_test::backward_error(a2.view, b1.view, x.view), tol(t, n));
+}
+
+TEST_P(CudaLinalg, ChoSolveAndLuSolveBothPaths) {
+  const DType t = GetParam();
+  uint64_t seed = 300;
+  for (const Size& s : sizes())
+    for (int64_t k : {0, 1, 3}) {
+      HostTensor spd = random_kind(with(s.batch, {s.n, s.n}), t, Kind::spd, Layout::row, seed++);
+      HostTensor gen =
+          random_kind(with(s.batch, {s.n, s.n}), t, Kind::general, Layout::col, seed++);
+      HostTensor b = random_b(k == 0 ? Shape{s.n} : with(s.batch, {s.n, k}), t, seed++);
+      DeviceTensor ds = to_device(spd), dg = to_device(gen), db = to_device(b);
+      for (bool lower : {true, false}) {
+        Tensor c = la::cholesky(ds.view, lower).value;
+        HostTensor x = host_of(la::cho_solve(c.view(), db.view, lower));
+        EXPECT_LE(linalg_test::backward_error(spd.view, b.view, x.view), tol(t, s.n))
+            << "cho_solve n " << s.n << " k " << k << " lower " << lower;
+      }
+      la::LU f = la::lu_factor(dg.view);
+      HostTensor lu = host_of(f.lu), piv = host_of(f.pivots);
+      EXPECT_LE(linalg_test::lu_reconstruction_error(gen.view, lu.view, piv.view), tol(t, s.n));
+      // scipy's (lu, piv) agree with the CPU backend's.
+      la::LU fc = la::lu_factor(gen.view);
+      int64_t same_piv = 0;
+      const int64_t np = piv.view.numel();
+      for (int64_t i = 0; i < np; ++i)
+        same_piv +=
+            static_cast<int32_t*>(piv.view.data)[i] == static_cast<int32_t*>(fc.pivots.data())[i];
+      EXPECT_GE(same_piv, np - np / 100) << "pivots differ from the CPU backend's";
+      HostTensor x = host_of(la::lu_solve(f.lu.view(), f.pivots.view(), db.view));
+      EXPECT_LE(linalg_test::backward_error(gen.view, b.view, x.view), tol(t, s.n))
+          << "lu_solve n " << s.n << " k " << k;
+    }
+}
+
+TEST_P(CudaLinalg, InvDetSlogdetAllPaths) {
+  const DType t = GetParam();
+  uint64_t seed = 700;
+  std::vector<Size> ss = sizes();
+  ss.push_back({{500}, 16});  // matinvBatched
+  ss.push_back({{200}, 64});  // getrf + getriBatched
+  for (const Size& s : ss) {
+    HostTensor a = random_kind(with(s.batch, {s.n, s.n}), t, Kind::general, Layout::col, seed++);
+    DeviceTensor d = to_device(a);
+    HostTensor inv = host_of(la::inv(d.view));
+    EXPECT_LE(linalg_test::inverse_error(a.view, inv.view), tol(t, s.n)) << "inv n " << s.n;
+    HostTensor det = host_of(la::det(d.view));
+    la::Slogdet sl = la::slogdet(d.view);
+    HostTensor sign = host_of(sl.sign), logabs = host_of(sl.logabsdet);
+    Tensor det_cpu = la::det(a.view);
+    la::Slogdet sl_cpu = la::slogdet(a.view);
+    const double rt = 50.0 * s.n * eps_of(t);
+    int64_t bad = 0;
+    core_test::for_each_index(s.batch, [&](const Shape& i) {
+      const cdouble g = det.get(i), w = at(det_cpu.view(), i);
+      const bool ok = (std::isinf(std::abs(w)) && std::isinf(std::abs(g))) ||
+                      std::abs(g - w) <= rt * std::abs(w);
+      const bool ok2 = std::abs(logabs.get(i).real() - at(sl_cpu.logabsdet.view(), i).real()) <=
+                           rt * (1.0 + std::abs(at(sl_cpu.logabsdet.view(), i).real())) &&
+                       std::abs(sign.get(i) - at(sl_cpu.sign.view(), i)) <= 1e3 * rt;
+      if ((!ok || !ok2) && bad++ < 3)
+        ADD_FAILURE() << "det n " << s.n << ": gpu " << g << " cpu " << w << " logabs "
+                      << logabs.get(i) << " vs " << at(sl_cpu.logabsdet.view(), i);
+    });
+    EXPECT_TRUE(unchanged(d, a));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, CudaLinalg,
+                         ::testing::Values(DType::f32, DType::f64, DType::c64, DType::c128),
+                         [](const auto& info) { return core_test::str(info.param); });
+
+// ---- refinement (cuSOLVER IRS) ---------------------------------------------------------------
+
+class CudaLinalgIrs : public CudaLinalg {};
+
+TEST_P(CudaLinalgIrs, RefinedSolveIsAsAccurateAsThePlainOne) {
+  const DType t = GetParam();
+  const int64_t n = under_sanitizer() ? 64 : 512;
+  for (int64_t k : {1, 16}) {
+    HostTensor a = random_kind({n, n}, t, Kind::general, Layout::row, 11);
+    HostTensor b = random_b({n, k}, t, 12);
+    DeviceTensor da = to_device(a), db = to_device(b);
+    HostTensor plain = host_of(la::solve(da.view, db.view));
+    const double e0 = linalg_test::backward_error(a.view, b.view, plain.view);
+    for (la::Refine r : {la::Refine::automatic, la::Refine::f32, la::Refine::tf32, la::Refine::f16,
+                         la::Refine::bf16}) {
+      la::SolveOptions o;
+      o.refine = r;
+      std::vector<std::string> logs;
+      o.logger = [&](LogLevel, const std::string& m) { logs.push_back(m); };
+      HostTensor x = host_of(la::solve(da.view, db.view, o));
+      const double e = linalg_test::backward_error(a.view, b.view, x.view);
+      EXPECT_LE(e, 10.0 * e0 + 2.0 * eps_of(t)) << "refine " << int(r) << " k " << k;
+      EXPECT_TRUE(unchanged(da, a) && unchanged(db, b));
+    }
+  }
+}
+
+TEST_P(CudaLinalgIrs, IllConditionedFallsBackToWorkingPrecision) {
+  const DType t = GetParam();
+  const int64_t n = 12;  // Hilbert matrix: cond ~ 1e16, no lower precision converges
+  HostTensor a = make_host({n, n}, t);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) a.set({i, j}, 1.0 / (i + j + 1.0));
+  HostTensor b = random_b({n}, t, 2);
+  DeviceTensor da = to_device(a), db = to_device(b);
+  la::SolveOptions o;
+  o.refine = la::Refine::f16;
+  HostTensor x = host_of(la::solve(da.view, db.view, o));
+  EXPECT_LE(linalg_test::backward_error(a.view, b.view, x.view), 100.0 * n * eps_of(t));
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, CudaLinalgIrs,
+                         ::testing::Values(DType::f64, DType::c128, DType::f32),
+                         [](const auto& info) { return core_test::str(info.param); });
+
+// ---- info, errors, streams, edge cases -------------------------------------------------------
+
+class CudaLinalgMisc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda_compiled() || cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
+  }
+};
+
+TEST_F(CudaLinalgMisc, InfoAndErrorsOnBothPaths) {
+  for (int64_t n : {4, 200}) {  // batched and looped
+    HostTensor a = make_host({3, n, n}, DType::f64);
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t i = 0; i < n; ++i) a.set({b, i, i}, (b == 1 && i == 2) ? 0.0 : 2.0);
+    DeviceTensor d = to_device(a);
+    HostTensor rhs = random_b({n}, DType::f64, 1);
+    DeviceTensor dr = to_device(rhs);
+    try {
+      la::solve(d.view, dr.view);
+      ADD_FAILURE() << "no SingularMatrix";
+    } catch (const SingularMatrix& e) {
+      EXPECT_EQ(e.index(), 2);
+      EXPECT_EQ(e.batch_index(), 1);
+      EXPECT_NE(std::string(e.what()).find("[linalg.solve] singular: U[2,2] is exactly zero "
+                                           "(batch index 1)"),
+                std::string::npos);
+    }
+    EXPECT_THROW(la::inv(d.view), SingularMatrix);
+    try {
+      la::cholesky(d.view);
+      ADD_FAILURE() << "no NotPositiveDefinite";
+    } catch (const NotPositiveDefinite& e) {
+      EXPECT_EQ(e.order(), 3);
+      EXPECT_EQ(e.batch_index(), 1);
+    }
+    la::LinalgOptions o;
+    o.check_info = false;
+    la::Factor f = la::cholesky(d.view, true, o);
+    HostTensor info = host_of(f.info);
+    EXPECT_EQ(info.get({0}), cdouble(0.0));
+    EXPECT_EQ(info.get({1}), cdouble(3.0));
+    la::Factor iv = la::inv_ex(d.view, o);
+    EXPECT_EQ(host_of(iv.info).get({1}), cdouble(3.0));
+    HostTensor det = host_of(la::det(d.view));
+    EXPECT_EQ(det.get({1}), cdouble(0.0));
+    EXPECT_EQ(det.get({0}), cdouble(std::pow(2.0, n)));
+  }
+}
+
+TEST_F(CudaLinalgMisc, OwnStreamRemoteExecutionAndBlocking) {
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  HostTensor a = random_kind({50, 20, 20}, DType::f32, Kind::spd, Layout::row, 4);
+  HostTensor b = random_b({20, 2}, DType::f32, 5);
+  DeviceTensor da = to_device(a), db = to_device(b);
+  la::SolveOptions pos;
+  pos.assume_a = la::Assume::pos;
+  Tensor x = la::solve(da.view, db.view, pos, Stream{Device::cuda(0), s});
+  CUDA_OK(cudaStreamSynchronize(s));
+  EXPECT_LE(linalg_test::backward_error(a.view, b.view, host_of(x).view), tol(DType::f32, 20));
+  // Host data run on the GPU: results come back to the host.
+  la::SolveOptions o;
+  o.device = Device::cuda(0);
+  o.blocking = true;
+  Tensor xr = la::solve(a.view, b.view, o);
+  EXPECT_EQ(xr.device(), Device::cpu());
+  EXPECT_LE(linalg_test::backward_error(a.view, b.view, xr.view()), tol(DType::f32, 20));
+  la::LinalgOptions lo;
+  lo.device = Device::cpu();  // device data run on the CPU
+  la::Factor f = la::cholesky(da.view, true, lo);
+  EXPECT_EQ(f.value.device(), Device::cuda(0));
+  CUDA_OK(cudaStreamDestroy(s));
+}
+
+TEST_F(CudaLinalgMisc, EmptyZeroOrderAndNan) {
+  HostTensor e = make_host({0, 3, 3}, DType::f64);
+  DeviceTensor de = to_device(e);
+  EXPECT_EQ(la::cholesky(de.view).value.shape(), (Shape{0, 3, 3}));
+  HostTensor z = make_host({2, 0, 0}, DType::c64);
+  DeviceTensor dz = to_device(z);
+  EXPECT_EQ(host_of(la::det(dz.view)).get({1}), cdouble(1.0));
+  EXPECT_EQ(host_of(la::cholesky(dz.view).info).get({1}), cdouble(0.0));
+  HostTensor a = random_kind({40, 8, 8}, DType::f32, Kind::spd, Layout::row, 1);
+  a.set({7, 3, 3}, NAN);
+  HostTensor b = random_b({8}, DType::f32, 2);
+  DeviceTensor da = to_device(a), db = to_device(b);
+  try {
+    la::cholesky(da.view);
+  } catch (const LinAlgError&) {
+  }
+  la::SolveOptions no_check;
+  no_check.check_info = false;
+  HostTensor x = host_of(la::solve(da.view, db.view, no_check));
+  EXPECT_TRUE(std::isnan(std::abs(x.get({7, 0}))));
+  EXPECT_FALSE(std::isnan(std::abs(x.get({6, 0}))));
+  EXPECT_TRUE(std::isnan(std::abs(host_of(la::det(da.view)).get({7}))));
+  CUDA_OK(cudaDeviceSynchronize());  // nothing left broken on the device
+}
+
+TEST_F(CudaLinalgMisc, BadPivotsNeverCrash) {
+  HostTensor a = random_kind({5, 5}, DType::f64, Kind::general, Layout::row, 1);
+  DeviceTensor da = to_device(a);
+  la::LU f = la::lu_factor(da.view);
+  HostTensor piv = make_host({5}, DType::i32);
+  for (int64_t i = 0; i < 5; ++i) piv.set({i}, i == 2 ? 1000.0 : static_cast<double>(i));
+  DeviceTensor dp = to_device(piv);
+  HostTensor b = random_b({5}, DType::f64, 2);
+  DeviceTensor db = to_device(b);
+  EXPECT_THROW(la::lu_solve(f.lu.view(), dp.view, db.view), InvalidArgument);
+  la::LinalgOptions o;
+  o.check_info = false;
+  EXPECT_NO_THROW(la::lu_solve(f.lu.view(), dp.view, db.view, o));
+  CUDA_OK(cudaDeviceSynchronize());
+}
+
+}  // namespace
