@@ -74,9 +74,11 @@ class LinalgBackend {
 
   // Zeroes the strict upper (`upper`) or strict lower triangle.
   virtual void zero_triangle(const SquareBatch& a, bool upper, const LinalgCall& c) const = 0;
-  // p[i] += delta for `count` pivots of n x n matrices; entries that end outside [1, n] are
-  // replaced by their own position (no interchange) and counted in *bad (one int32, on the
-  // device; the front zeroes it first).
+  // p[i] += delta for `count` pivots of n x n matrices. The result must lie in [1, n] when
+  // delta >= 0 (to LAPACK's 1-based pivots) and in [1 + delta, n + delta] when delta < 0
+  // (delta = -1: to scipy's 0-based ones, where 0 is a valid pivot); entries that end outside
+  // are replaced by their own position in that base (no interchange) and counted in *bad (one
+  // int32, on the device; the front zeroes it first).
   virtual void shift_pivots(int32_t* p, int64_t count, int64_t n, int32_t delta, int32_t* bad,
                             const LinalgCall& c) const = 0;
 };

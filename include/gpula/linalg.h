@@ -76,8 +76,12 @@ enum class Assume : uint8_t { gen, pos, sym };
 /// converges; falls back to the plain solve), or a fixed inner precision. On a GPU, assume_a=gen
 /// uses cuSOLVER IRS (cusolverDnIRSXgesv, fallback to working precision enabled, iterations
 /// logged at info level); automatic is float32 for float64/complex128 data and the plain solve
-/// for float32/complex64. Refinement applies to assume_a=gen only. The CPU backend accepts every
-/// value and computes the plain solve in working precision.
+/// for float32/complex64. f32 for float32/complex64 data is the plain solve too; tf32, f16 and
+/// bf16 factor in that precision and refine to the data's own (float32) accuracy. Refined
+/// results meet cuSOLVER's stopping test ||b - a x|| < sqrt(n) eps ||a|| ||x|| (eps of the
+/// data's type), which can be a little less accurate than an unusually good plain solve.
+/// Refinement applies to assume_a=gen only. The CPU backend accepts every value and computes
+/// the plain solve in working precision.
 enum class Refine : uint8_t { none, automatic, f32, tf32, f16, bf16 };
 
 struct SolveOptions : LinalgOptions {

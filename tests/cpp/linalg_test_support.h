@@ -215,6 +215,22 @@ inline double lu_reconstruction_error(const TensorView& a, const TensorView& lu,
   return worst;
 }
 
+// max |L[i, j]| (i > j) of packed L\U factors over the batch (1 when n <= 1): partial pivoting
+// keeps it at 1 (real) or sqrt(2) (complex, pivots chosen by |re| + |im|).
+inline double max_abs_l(const TensorView& lu) {
+  const int64_t n = lu.shape.back();
+  const Shape batch(lu.shape.begin(), lu.shape.end() - 2);
+  double worst = 1.0;
+  core_test::for_each_index(batch, [&](const Shape& s) {
+    for (int64_t i = 1; i < n; ++i)
+      for (int64_t j = 0; j < i; ++j) {
+        const double v = std::abs(elem(lu, s, i, j));
+        worst = std::isnan(v) ? INFINITY : std::max(worst, v);
+      }
+  });
+  return worst;
+}
+
 // max |L L^H - a| / max |a| (lower) or |U^H U - a| / max |a| (upper), and whether the other
 // triangle of the factor is exactly zero. `a`'s triangle `lower` is the one that counts.
 inline double cholesky_error(const TensorView& a, const TensorView& c, bool lower,
@@ -257,6 +273,27 @@ inline double inverse_error(const TensorView& a, const TensorView& inv) {
       }
   });
   return worst;
+}
+
+// ||a||_inf ||inv(a)||_inf of each matrix of a (batch order), the inverse taken in complex128 by
+// the CPU backend; inf where a is singular.
+inline std::vector<double> cond_inf(const TensorView& a) {
+  const int64_t n = a.shape.back();
+  const Shape batch(a.shape.begin(), a.shape.end() - 2);
+  HostTensor z = core_test::make_host(a.shape, DType::c128);
+  core_test::for_each_index(a.shape, [&](const Shape& i) { z.set(i, core_test::at(a, i)); });
+  gpula::linalg::LinalgOptions o;
+  o.check_info = false;
+  o.device = gpula::Device::cpu();
+  const gpula::linalg::Factor f = gpula::linalg::inv_ex(z.view, o);
+  const TensorView iv = f.value.view(), info = f.info.view();
+  std::vector<double> r;
+  core_test::for_each_index(batch, [&](const Shape& s) {
+    const double singular = core_test::at(info, s).real();
+    const double c = inf_norm(read_matrix(a, s), n) * inf_norm(read_matrix(iv, s), n);
+    r.push_back(singular != 0.0 || !std::isfinite(c) ? INFINITY : c);
+  });
+  return r;
 }
 
 inline std::vector<DType> float_types() {

@@ -102,6 +102,23 @@ TEST(LinalgCpu, LuFactorMatchesScipy) {
     EXPECT_EQ(r.pivots.shape(), Shape{2});
     EXPECT_EQ(static_cast<int32_t*>(r.pivots.data())[0], 1);
     EXPECT_EQ(static_cast<int32_t*>(r.pivots.data())[1], 1);
+    // Row 0 kept: scipy's pivot 0 is valid (it once became 1 when shifting to 0-based).
+    HostTensor k = from_rows({{4, 2}, {1, 3}}, t);
+    la::LU rk = la::lu_factor(k.view);  // scipy: lu [[4, 2], [1/4, 5/2]], piv [0, 1]
+    EXPECT_EQ(static_cast<int32_t*>(rk.pivots.data())[0], 0);
+    EXPECT_EQ(static_cast<int32_t*>(rk.pivots.data())[1], 1);
+    EXPECT_NEAR(std::abs(at(rk.lu.view(), {1, 0}) - 0.25), 0.0, 1e-6);
+    HostTensor b2 = from_rows({{8}, {7}}, t);  // x = [1, 2]
+    Tensor x2 = la::lu_solve(rk.lu.view(), rk.pivots.view(), b2.view);
+    EXPECT_NEAR(std::abs(at(x2.view(), {0, 0}) - 1.0), 0.0, 1e-5);
+    EXPECT_NEAR(std::abs(at(x2.view(), {1, 0}) - 2.0), 0.0, 1e-5);
+    // n = 1: the only pivot is 0.
+    HostTensor one = from_rows({{5}}, t);
+    la::LU r1 = la::lu_factor(one.view);
+    EXPECT_EQ(static_cast<int32_t*>(r1.pivots.data())[0], 0);
+    HostTensor b1 = from_rows({{10}}, t);
+    Tensor x1 = la::lu_solve(r1.lu.view(), r1.pivots.view(), b1.view);
+    EXPECT_NEAR(std::abs(at(x1.view(), {0, 0}) - 2.0), 0.0, 1e-6);
   }
 }
 

@@ -275,10 +275,12 @@ class CpuLinalg final : public LinalgBackend {
 
   void shift_pivots(int32_t* p, int64_t count, int64_t n, int32_t delta, int32_t* bad,
                     const LinalgCall&) const override {
+    // Output range [lo, lo + n): 1-based for delta >= 0, 0-based for delta = -1.
+    const int64_t lo = delta < 0 ? 1 + static_cast<int64_t>(delta) : 1;
     for (int64_t i = 0; i < count; ++i) {
       const int64_t v = static_cast<int64_t>(p[i]) + delta;
-      if (v < 1 || v > n) {
-        p[i] = static_cast<int32_t>(i % n + 1);
+      if (v < lo || v >= lo + n) {
+        p[i] = static_cast<int32_t>(i % n + lo);
         ++*bad;
       } else {
         p[i] = static_cast<int32_t>(v);

@@ -145,7 +145,10 @@ const char* prec_name(cusolverPrecType_t p) {
   }
 }
 
-// The inner (lowest) precision IRS factors in, for working precision `t`.
+// The inner (lowest) precision IRS factors in, for working precision `t`. For float32/complex64
+// data, automatic and f32 give the working precision itself (gesv_refined then runs the plain
+// LU solve); tf32, f16 and bf16 factor lower and refine to float32 accuracy (cuSOLVER's stopping
+// test ||r|| < sqrt(n) eps ||A|| ||x||, eps of the working precision).
 cusolverPrecType_t lowest_precision(DType t, linalg::Refine r) {
   const bool cplx = is_complex(t);
   const bool dbl = t == DType::f64 || t == DType::c128;

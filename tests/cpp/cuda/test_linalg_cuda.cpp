@@ -205,14 +205,24 @@ TEST_P(CudaLinalg, ChoSolveAndLuSolveBothPaths) {
       la::LU f = la::lu_factor(dg.view);
       HostTensor lu = host_of(f.lu), piv = host_of(f.pivots);
       EXPECT_LE(linalg_test::lu_reconstruction_error(gen.view, lu.view, piv.view), tol(t, s.n));
-      // scipy's (lu, piv) agree with the CPU backend's.
-      la::LU fc = la::lu_factor(gen.view);
-      int64_t same_piv = 0;
-      const int64_t np = piv.view.numel();
-      for (int64_t i = 0; i < np; ++i)
-        same_piv +=
-            static_cast<int32_t*>(piv.view.data)[i] == static_cast<int32_t*>(fc.pivots.data())[i];
-      EXPECT_GE(same_piv, np - np / 100) << "pivots differ from the CPU backend's";
+      // Partial pivoting: |L[i, j]| <= 1, or <= sqrt(2) for complex (LAPACK's izamax picks the
+      // pivot by |re| + |im|; a library that picks it by |z| is as valid).
+      const double lmax = linalg_test::max_abs_l(lu.view) - 1.0;
+      EXPECT_LE(lmax, (gpula::is_complex(t) ? std::sqrt(2.0) - 1.0 : 0.0) + tol(t, s.n))
+          << "n " << s.n;
+      // Real types: scipy's (lu, piv) agree with the CPU backend's. Complex: cuBLAS's batched
+      // getrf chooses other (equally valid) pivots than LAPACK for most matrices (seen on the
+      // H200: ~70% of the entries differ, identically for complex64 and complex128), so only the
+      // reconstruction above and the bound on L are required.
+      if (!gpula::is_complex(t)) {
+        la::LU fc = la::lu_factor(gen.view);
+        int64_t same_piv = 0;
+        const int64_t np = piv.view.numel();
+        for (int64_t i = 0; i < np; ++i)
+          same_piv += static_cast<int32_t*>(piv.view.data)[i] ==
+                      static_cast<int32_t*>(fc.pivots.data())[i];
+        EXPECT_GE(same_piv, np - np / 100) << "pivots differ from the CPU backend's";
+      }
       HostTensor x = host_of(la::lu_solve(f.lu.view(), f.pivots.view(), db.view));
       EXPECT_LE(linalg_test::backward_error(gen.view, b.view, x.view), tol(t, s.n))
           << "lu_solve n " << s.n << " k " << k;
@@ -235,18 +245,30 @@ TEST_P(CudaLinalg, InvDetSlogdetAllPaths) {
     HostTensor sign = host_of(sl.sign), logabs = host_of(sl.logabsdet);
     Tensor det_cpu = la::det(a.view);
     la::Slogdet sl_cpu = la::slogdet(a.view);
-    const double rt = 50.0 * s.n * eps_of(t);
-    int64_t bad = 0;
+    // Two LU factorizations that round differently (the GPU's and LAPACK's) give determinants
+    // that differ relatively by up to about n eps cond(a): d log det = tr(a^-1 da), and LU's
+    // backward error is da ~ n eps |a|. So: log|det| to rt absolutely, det to rt relatively,
+    // the sign (phase for complex) to rt, with rt = 50 n eps + 4 n eps cond_inf(a) per matrix.
+    // (A fixed 50 n eps failed on the H200 for the few ill-conditioned matrices of a batch of
+    // 1000, e.g. float64 n = 32: relative 4e-13, float32: 2e-3, all with |det| ~1e-3 of the
+    // typical size, i.e. small singular values.)
+    const std::vector<double> cond = linalg_test::cond_inf(a.view);
+    int64_t bad = 0, item = 0;
     core_test::for_each_index(s.batch, [&](const Shape& i) {
+      const double ne = static_cast<double>(s.n) * eps_of(t);
+      const double c = cond[static_cast<std::size_t>(item++)];
+      const double rt = 50.0 * ne + 4.0 * ne * c;
       const cdouble g = det.get(i), w = at(det_cpu.view(), i);
+      const double lg = logabs.get(i).real(), lw = at(sl_cpu.logabsdet.view(), i).real();
+      const cdouble sg = sign.get(i), sw = at(sl_cpu.sign.view(), i);
       const bool ok = (std::isinf(std::abs(w)) && std::isinf(std::abs(g))) ||
                       std::abs(g - w) <= rt * std::abs(w);
-      const bool ok2 = std::abs(logabs.get(i).real() - at(sl_cpu.logabsdet.view(), i).real()) <=
-                           rt * (1.0 + std::abs(at(sl_cpu.logabsdet.view(), i).real())) &&
-                       std::abs(sign.get(i) - at(sl_cpu.sign.view(), i)) <= 1e3 * rt;
+      const bool ok2 = std::abs(lg - lw) <= rt &&
+                       (gpula::is_complex(t) || rt >= 1.0 ? std::abs(sg - sw) <= rt : sg == sw);
       if ((!ok || !ok2) && bad++ < 3)
-        ADD_FAILURE() << "det n " << s.n << ": gpu " << g << " cpu " << w << " logabs "
-                      << logabs.get(i) << " vs " << at(sl_cpu.logabsdet.view(), i);
+        ADD_FAILURE() << "det n " << s.n << " (cond_inf " << c << ", tolerance " << rt
+                      << "): gpu " << g << " cpu " << w << " logabs " << lg << " vs " << lw
+                      << " sign " << sg << " vs " << sw;
     });
     EXPECT_TRUE(unchanged(d, a));
   }
@@ -277,7 +299,16 @@ TEST_P(CudaLinalgIrs, RefinedSolveIsAsAccurateAsThePlainOne) {
       o.logger = [&](LogLevel, const std::string& m) { logs.push_back(m); };
       HostTensor x = host_of(la::solve(da.view, db.view, o));
       const double e = linalg_test::backward_error(a.view, b.view, x.view);
-      EXPECT_LE(e, 10.0 * e0 + 2.0 * eps_of(t)) << "refine " << int(r) << " k " << k;
+      // IRS refines until ||r|| < sqrt(n) eps ||a|| ||x|| (cuSOLVER's default stopping test,
+      // as LAPACK's dsgesv), with eps the working precision's; the plain solve may happen to be
+      // better than that (float32 on the H200: plain 2.2e-7, bf16-refined 2.5e-6, the test's
+      // sqrt(512) eps = 2.7e-6). So: as accurate as the plain solve, or as the stopping test
+      // (twice it: our residual is exact, cuSOLVER's is rounded), and within the working
+      // precision's n eps target the plain solves are held to.
+      const double stop = std::sqrt(static_cast<double>(n)) * eps_of(t);
+      EXPECT_LE(e, std::max(10.0 * e0, 2.0 * stop) + 2.0 * eps_of(t))
+          << "refine " << int(r) << " k " << k;
+      EXPECT_LE(e, tol(t, n)) << "refine " << int(r) << " k " << k;
       EXPECT_TRUE(unchanged(da, a) && unchanged(db, b));
     }
   }

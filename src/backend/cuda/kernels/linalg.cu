@@ -74,12 +74,15 @@ __global__ void identity_kernel(T* a, int64_t n, int64_t total) {
 
 __global__ void convert_pivots_kernel(const void* in, bool in64, void* out, bool out64,
                                       int64_t count, int64_t n, int32_t delta, int32_t* bad) {
+  // The 1-based side (the input when delta < 0, else the output) must be in [1, n]: the output
+  // range is [lo, lo + n). A 0-based pivot 0 (row 0 kept, and every pivot of n = 1) is valid.
+  const int64_t lo = delta < 0 ? 1 + static_cast<int64_t>(delta) : 1;
   GPULA_GRID_LOOP(i, count) {
     int64_t v = (in64 ? static_cast<const int64_t*>(in)[i]
                       : static_cast<int64_t>(static_cast<const int32_t*>(in)[i])) +
                 delta;
-    if (v < 1 || v > n) {
-      v = i % n + 1;
+    if (v < lo || v >= lo + n) {
+      v = i % n + lo;
       if (bad) atomicAdd(bad, 1);
     }
     if (out64)

@@ -21,7 +21,9 @@ cudaError_t launch_mirror_triangle(void* a, int elem_size, int64_t n, int64_t co
                                    bool from_upper, cudaStream_t stream);
 cudaError_t launch_set_identity(void* a, ElemType t, int64_t n, int64_t count, cudaStream_t stream);
 // out[i] = in[i] + delta for pivots of n x n matrices (int32 or int64 each side; in may equal
-// out); values outside [1, n] become i % n + 1 (no interchange) and are counted in *bad when
+// out). The output range is [1, n] for delta >= 0 and [1 + delta, n + delta] for delta < 0
+// (delta = -1: LAPACK's 1-based pivots to scipy's 0-based ones); values outside it become
+// their own position i % n in the output base (no interchange) and are counted in *bad when
 // bad is given.
 cudaError_t launch_convert_pivots(const void* in, bool in64, void* out, bool out64, int64_t count,
                                   int64_t n, int32_t delta, int32_t* bad, cudaStream_t stream);
