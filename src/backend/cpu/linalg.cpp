@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/cpu/lapack.h"
+#include "backend/cpu/scalar_traits.h"
 #include "format.h"
 #include "linalg_problem.h"
 
@@ -19,13 +20,6 @@ namespace gpula::detail::cpu {
 namespace {
 
 constexpr int64_t kSmallN = 64;  // matrices up to this order run one per thread
-
-template <class T>
-struct is_complex_t : std::false_type {};
-template <class T>
-struct is_complex_t<std::complex<T>> : std::true_type {};
-template <class T>
-constexpr bool is_complex_v = is_complex_t<T>::value;
 
 template <class T>
 struct real_of {

@@ -19,6 +19,7 @@
 
 #include "backend/cpu/blas.h"
 #include "backend/cpu/half.h"
+#include "backend/cpu/scalar_traits.h"
 #include "matmul_problem.h"
 
 namespace gpula::detail::cpu {
@@ -27,13 +28,6 @@ namespace {
 constexpr int64_t kParallelElements = int64_t{1} << 15;  // below this one thread is faster
 constexpr double kSmallProduct = 64.0 * 64.0 * 64.0;     // OpenBLAS runs these single-threaded
 constexpr int64_t kBgradChunks = 64;  // fixed row split: bias gradients do not depend on threads
-
-template <class T>
-struct is_complex_t : std::false_type {};
-template <class T>
-struct is_complex_t<std::complex<T>> : std::true_type {};
-template <class T>
-constexpr bool is_complex_v = is_complex_t<T>::value;
 
 template <class W>
 constexpr DType dtype_of() {
