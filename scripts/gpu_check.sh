@@ -216,6 +216,19 @@ stage_python() {
       [[ -n $gdb ]] && (cd /tmp && timeout 120 "$gdb" -batch -ex run -ex bt \
         --args $PY -c 'import gpula') 2>&1 | grep -E '^#|signal' | head -24
       (cd /tmp && $PY -c 'import ml_dtypes, numpy; import gpula; print("imports fine with ml_dtypes first")') || true
+      # Hypothesis to test: loading the extension turns on flush-to-zero/denormals-are-zero
+      # (crtfastmath.o), which breaks ml_dtypes' finfo when it is computed afterwards.
+      env | grep -E '^(C|CXX|CUDA|LD|NVCC_)?FLAGS=|^(CFLAGS|CXXFLAGS|LDFLAGS|CUDAFLAGS)=' || echo "no compiler flags in the environment"
+      local so
+      so=$(ls "$PYSITE"/gpula/_gpula*.so 2>/dev/null | head -1)
+      [[ -n $so ]] && (cd /tmp && $PY -c "
+import importlib.machinery, importlib.util, numpy as np
+sub = lambda: bool(np.float32(1e-45) * np.float32(1.0) > 0)
+print('subnormals before loading the extension:', sub())
+loader = importlib.machinery.ExtensionFileLoader('gpula._gpula', '$so')
+importlib.util.module_from_spec(importlib.util.spec_from_loader('gpula._gpula', loader))
+print('subnormals after loading the extension:', sub())") || true
+      [[ -n $so ]] && { nm -D "$so" 2>/dev/null | grep -ci fastmath || true; readelf -d "$so" | grep -E 'NEEDED|RUNPATH'; } || true
       ls -l /usr/bin/g++* /usr/bin/c++ 2>&1 | head -3
       # So that pytest and the benchmarks still run: a wheel built off-device, if one was carried.
       local wheels=("$ROOT"/.gpu/gpula-*.whl)
