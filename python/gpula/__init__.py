@@ -14,8 +14,14 @@ Example:
 
 from typing import Any
 
-from . import errors
-from ._gpula import ComputeType, Epilog, __version__, matmul_cache_clear, matmul_cache_size
+from . import errors, linalg
+from ._gpula import (
+    ComputeType,
+    Epilog,
+    __version__,
+    matmul_cache_clear,
+    matmul_cache_size,
+)
 from ._log import set_log_level
 from ._matmul import Matmul, matmul
 from ._options import MatmulOptions
@@ -53,6 +59,7 @@ __all__ = [
     "Epilog",
     "ComputeType",
     "errors",
+    "linalg",
     "devices",
     "set_log_level",
     "matmul_cache_size",

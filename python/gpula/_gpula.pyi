@@ -144,3 +144,88 @@ def cached_matmul(
 ) -> Matmul: ...
 def matmul_cache_size() -> int: ...
 def matmul_cache_clear() -> None: ...
+
+# ---- dense linear algebra (linalg.cpp) ------------------------------------------------------
+class NotPositiveDefinite(LinAlgError):
+    order: int  # the leading minor that failed (1-based)
+    batch_index: int  # flat position in the batch; -1 without a batch
+
+class SingularMatrix(LinAlgError):
+    index: int  # the zero pivot U[i, i] (0-based)
+    batch_index: int
+
+# framework: the package results go to (0 numpy, 1 torch, 2 cupy, 3 a generic DLPack ndarray);
+# stream: a cudaStream_t as an int (0: the default). Results are zero-copy views of gpula memory.
+def linalg_cholesky(
+    a: Operand,
+    lower: bool = True,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> tuple[Any, Any]: ...
+def linalg_cho_solve(
+    c: Operand,
+    b: Operand,
+    lower: bool = True,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> Any: ...
+def linalg_lu_factor(
+    a: Operand,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> tuple[Any, Any, Any]: ...
+def linalg_lu_solve(
+    lu: Operand,
+    piv: Operand,
+    b: Operand,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> Any: ...
+def linalg_solve(
+    a: Operand,
+    b: Operand,
+    assume_a: str = "gen",
+    refine: str = "none",
+    lower: bool = False,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> tuple[Any, Any]: ...
+def linalg_inv(
+    a: Operand,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> tuple[Any, Any]: ...
+def linalg_det(
+    a: Operand,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> Any: ...
+def linalg_slogdet(
+    a: Operand,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> tuple[Any, Any]: ...

@@ -7,6 +7,8 @@ Every class is raised by the C++ core and translated one to one::
     ├── OutOfMemory (also MemoryError)
     ├── CudaError, CublasError, CusolverError, CusparseError, CudssError  (.status, .status_name)
     └── LinAlgError (also numpy.linalg.LinAlgError)
+        ├── NotPositiveDefinite  (.order, .batch_index)
+        └── SingularMatrix       (.index, .batch_index)
     InvalidArgument (ValueError)
     └── DTypeError (also TypeError)
 
@@ -30,8 +32,10 @@ from ._gpula import (
     InvalidArgument,
     LinAlgError,
     NotCompiled,
+    NotPositiveDefinite,
     NotSupported,
     OutOfMemory,
+    SingularMatrix,
 )
 
 __all__ = [
@@ -47,4 +51,6 @@ __all__ = [
     "CusparseError",
     "CudssError",
     "LinAlgError",
+    "NotPositiveDefinite",
+    "SingularMatrix",
 ]

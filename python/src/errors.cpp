@@ -19,6 +19,8 @@ struct Classes {
   PyObject* cusparse = nullptr;
   PyObject* cudss = nullptr;
   PyObject* linalg = nullptr;
+  PyObject* not_pd = nullptr;
+  PyObject* singular = nullptr;
 };
 Classes g_cls;  // module-lifetime references (never released: exceptions outlive the module)
 
@@ -53,6 +55,15 @@ void raise_vendor(PyObject* cls, const VendorError& e) {
   PyErr_SetObject(cls, inst.ptr());
 }
 
+// An instance of cls with two int attributes (NotPositiveDefinite, SingularMatrix).
+void raise_linalg(PyObject* cls, const char* msg, const char* k1, int64_t v1, int64_t v2) {
+  nb::object inst = nb::steal(PyObject_CallFunction(cls, "s", msg));
+  if (!inst.is_valid()) return;
+  inst.attr(k1) = nb::int_(v1);
+  inst.attr("batch_index") = nb::int_(v2);
+  PyErr_SetObject(cls, inst.ptr());
+}
+
 }  // namespace
 
 void init_errors(nb::module_& m) {
@@ -81,6 +92,17 @@ void init_errors(nb::module_& m) {
   }
   c.linalg = make_class(m, "LinAlgError", {c.error, numpy_linalg_error()},
                         "A factorization or solve failed on its input.");
+  c.not_pd = make_class(m, "NotPositiveDefinite", {c.linalg},
+                        "A matrix is not positive definite: `order` is the leading minor that "
+                        "failed (1-based), `batch_index` the flat batch position (-1 without a "
+                        "batch).");
+  c.singular = make_class(m, "SingularMatrix", {c.linalg},
+                          "A matrix is exactly singular: `index` is the zero pivot U[i, i] "
+                          "(0-based), `batch_index` the flat batch position (-1 without a "
+                          "batch).");
+  nb::handle(c.not_pd).attr("order") = nb::int_(0);
+  nb::handle(c.singular).attr("index") = nb::int_(0);
+  for (PyObject* cls : {c.not_pd, c.singular}) nb::handle(cls).attr("batch_index") = nb::int_(-1);
 
   // Most-derived first.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
@@ -109,6 +131,10 @@ void init_errors(nb::module_& m) {
       raise_vendor(k.cudss, e);
     } catch (const VendorError& e) {
       raise_vendor(k.error, e);
+    } catch (const NotPositiveDefinite& e) {
+      raise_linalg(k.not_pd, e.what(), "order", e.order(), e.batch_index());
+    } catch (const SingularMatrix& e) {
+      raise_linalg(k.singular, e.what(), "index", e.index(), e.batch_index());
     } catch (const LinAlgError& e) {
       PyErr_SetString(k.linalg, e.what());
     } catch (const Error& e) {

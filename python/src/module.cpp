@@ -1,6 +1,10 @@
 // gpula._gpula: the native half of the gpula Python package.
 #include "common.h"
 
+namespace gpula::python {
+void init_linalg(nb::module_& m);  // linalg.cpp
+}  // namespace gpula::python
+
 NB_MODULE(_gpula, m) {
   using namespace gpula::python;
   m.doc() = "gpula native extension; use the `gpula` package instead of importing this directly.";
@@ -9,4 +13,5 @@ NB_MODULE(_gpula, m) {
   init_log(m);
   init_tensor(m);
   init_matmul(m);
+  init_linalg(m);
 }

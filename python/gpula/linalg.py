@@ -1,0 +1,11 @@
+"""gpula.linalg: dense decompositions and solvers; see gpula._linalg for the conventions.
+
+Example:
+    >>> import numpy as np, gpula as gl
+    >>> gl.linalg.solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0]))
+    array([1. , 0.5])
+"""
+
+from ._linalg import cho_solve, cholesky, det, inv, lu_factor, lu_solve, slogdet, solve
+
+__all__ = ["cholesky", "cho_solve", "lu_factor", "lu_solve", "solve", "inv", "det", "slogdet"]
