@@ -114,4 +114,47 @@ struct Slogdet {
 };
 Slogdet slogdet(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
 
+/// QR of each (..., m, n) matrix, as numpy.linalg.qr (k = min(m, n)): reduced gives q (..., m, k)
+/// and r (..., k, n); complete gives q (..., m, m) and r (..., m, n); r gives r (..., k, n) only
+/// (q undefined). q has orthonormal columns, r is upper triangular (zero below the diagonal);
+/// signs follow LAPACK's Householder QR (geqrf), which may differ from other libraries.
+enum class QrMode : uint8_t { reduced, complete, r };
+struct QR {
+  Tensor q;
+  Tensor r;
+};
+QR qr(const TensorView& a, QrMode mode = QrMode::reduced, const LinalgOptions& options = {},
+      Stream stream = {});
+
+/// Least-squares solution x minimizing ||a x - b|| for each (..., m, n) matrix a (minimum-norm
+/// when m < n), as numpy.linalg.lstsq's x. b is (m,) (shared by the batch; x is (..., n)) or
+/// (..., m, k) with batch dimensions broadcasting against a's (x is (..., n, k)). Only x is
+/// returned (no residuals, rank or singular values). On the CPU: LAPACK ?gelsd (SVD, any rank,
+/// rcond = eps * max(m, n) as NumPy). On a GPU: Householder QR (m >= n: geqrf, ormqr/unmqr, trsm;
+/// m < n: the same on a^H), which assumes a has full rank: rank-deficient input gives Inf/NaN or
+/// meaningless values, never an error.
+Tensor lstsq(const TensorView& a, const TensorView& b, const LinalgOptions& options = {},
+             Stream stream = {});
+
+/// Eigenvalues and eigenvectors of each Hermitian (real symmetric) matrix, as numpy.linalg.eigh
+/// / scipy.linalg.eigh: w (real dtype of a, shape (..., n)) ascending, and v (a's dtype, shape
+/// (..., n, n)) whose column j is the unit eigenvector of w[..., j] (a v = v diag(w), v^H v = I;
+/// each column's sign/phase is the library's). Only the lower (or upper) triangle of a is read.
+/// eigvals_only leaves v undefined (not computed). CPU: LAPACK ?syevd/?heevd. GPU:
+/// cusolverDnXsyevd, or cusolverDn<t>syevjBatched (Jacobi) for batches of order <= 32.
+/// info (int32, batch shape): k > 0 where the algorithm did not converge; with check_info (the
+/// default) that raises LinAlgError naming the batch item. NaN or Inf input never crashes: it
+/// gives NaN results (or LinAlgError / info > 0 where the solver reports it).
+/// Full spectrum only: selecting a subset (top-k, index or value ranges) is not there yet.
+struct Eigh {
+  Tensor w;
+  Tensor v;
+  Tensor info;
+};
+Eigh eigh(const TensorView& a, bool lower = true, bool eigvals_only = false,
+          const LinalgOptions& options = {}, Stream stream = {});
+/// eigh(a, lower, true, ...).w.
+Tensor eigvalsh(const TensorView& a, bool lower = true, const LinalgOptions& options = {},
+                Stream stream = {});
+
 }  // namespace gpula::linalg

@@ -229,3 +229,33 @@ def linalg_slogdet(
     framework: int = 0,
     stream: int = 0,
 ) -> tuple[Any, Any]: ...
+
+# ---- eigh (linalg_eigh.cpp): (w, v or None when eigvals_only, info) ----------------------------
+def linalg_eigh(
+    a: Operand,
+    lower: bool = True,
+    eigvals_only: bool = False,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> tuple[Any, Any, Any]: ...
+
+# ---- QR and least squares (linalg_qr.cpp) ------------------------------------------------------
+def linalg_qr(
+    a: Operand,
+    mode: str = "reduced",
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> tuple[Any, Any]: ...  # (q, or None for mode "r"; r)
+def linalg_lstsq(
+    a: Operand,
+    b: Operand,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> Any: ...

@@ -3,6 +3,8 @@
 
 namespace gpula::python {
 void init_linalg(nb::module_& m);  // linalg.cpp
+void init_linalg_qr(nb::module_& m);  // linalg_qr.cpp
+void init_linalg_eigh(nb::module_& m);  // linalg_eigh.cpp
 }  // namespace gpula::python
 
 NB_MODULE(_gpula, m) {
@@ -14,4 +16,6 @@ NB_MODULE(_gpula, m) {
   init_tensor(m);
   init_matmul(m);
   init_linalg(m);
+  init_linalg_qr(m);
+  init_linalg_eigh(m);
 }

@@ -1,0 +1,134 @@
+// CPU backend of QR and least squares: LAPACK (OpenBLAS) per matrix, one after another (each
+// call uses OpenBLAS's own threads). Workspaces are sized once per batch by LAPACK's queries.
+#include <algorithm>
+#include <complex>
+#include <limits>
+#include <vector>
+
+#include "backend/cpu/lapack_qr.h"
+#include "format.h"
+#include "linalg_qr_problem.h"
+
+namespace gpula::detail::cpu {
+namespace {
+
+template <class T>
+struct real_of {
+  using type = T;
+};
+template <class T>
+struct real_of<std::complex<T>> {
+  using type = T;
+};
+template <class T>
+using real_t = typename real_of<T>::type;
+
+template <class F>
+void visit(DType t, F&& f) {
+  switch (t) {
+    case DType::f32:
+      return f(float{});
+    case DType::f64:
+      return f(double{});
+    case DType::c64:
+      return f(std::complex<float>{});
+    default:
+      return f(std::complex<double>{});
+  }
+}
+
+template <class T>
+T* item(const DenseBatch& x, int64_t b) {
+  return static_cast<T*>(x.data) + b * x.rows * x.cols;
+}
+
+lapack::Int to_int(int64_t v, const LinalgCall& c, const char* what) {
+  return blas::to_int(v, c.op, what);
+}
+
+template <class T>
+lapack::Int size_from(const T& query) {
+  return std::max<lapack::Int>(1, static_cast<lapack::Int>(std::real(query)));
+}
+
+void check(const LinalgCall& c, const char* routine, lapack::Int info) {
+  if (info < 0)
+    throw_error<Error>(c.op, "LAPACK ", routine, " rejected argument ", -info, " (internal error)");
+}
+
+class CpuQr final : public QrBackend {
+ public:
+  void geqrf(const DenseBatch& a, void* tau, const LinalgCall& c) const override {
+    const lapack::Int m = to_int(a.rows, c, "m"), n = to_int(a.cols, c, "n");
+    const int64_t k = std::min(a.rows, a.cols);
+    if (a.count == 0 || k == 0) return;
+    visit(a.dtype, [&](auto t) {
+      using T = decltype(t);
+      T* tp = static_cast<T*>(tau);
+      T query{};
+      check(c, "geqrf", lapack::geqrf(m, n, item<T>(a, 0), m, tp, &query, -1));
+      const lapack::Int lwork = size_from(query);
+      std::vector<T> work(lwork);
+      for (int64_t b = 0; b < a.count; ++b)
+        check(c, "geqrf", lapack::geqrf(m, n, item<T>(a, b), m, tp + b * k, work.data(), lwork));
+    });
+  }
+
+  void orgqr(const DenseBatch& q, int64_t k, const void* tau, const LinalgCall& c) const override {
+    const lapack::Int m = to_int(q.rows, c, "m"), n = to_int(q.cols, c, "columns of q"),
+                      ki = to_int(k, c, "k");
+    if (q.count == 0 || n == 0) return;
+    visit(q.dtype, [&](auto t) {
+      using T = decltype(t);
+      const T* tp = static_cast<const T*>(tau);
+      T query{};
+      check(c, "orgqr", lapack::orgqr(m, n, ki, item<T>(q, 0), m, tp, &query, -1));
+      const lapack::Int lwork = size_from(query);
+      std::vector<T> work(lwork);
+      for (int64_t b = 0; b < q.count; ++b)
+        check(c, "orgqr",
+              lapack::orgqr(m, n, ki, item<T>(q, b), m, tp + b * k, work.data(), lwork));
+    });
+  }
+
+  void lstsq(const DenseBatch& a, const DenseBatch& b, const LinalgCall& c) const override {
+    const lapack::Int m = to_int(a.rows, c, "m"), n = to_int(a.cols, c, "n"),
+                      nrhs = to_int(b.cols, c, "right-hand sides"), ldb = to_int(b.rows, c, "ldb");
+    if (a.count == 0 || nrhs == 0 || m == 0 || n == 0) return;
+    visit(a.dtype, [&](auto t) {
+      using T = decltype(t);
+      using R = real_t<T>;
+      // NumPy's default: singular values below eps * max(m, n) * s_max count as zero.
+      const R rcond = std::numeric_limits<R>::epsilon() * static_cast<R>(std::max(m, n));
+      std::vector<R> s(std::min(m, n));
+      lapack::Int rank = 0, iquery = 0;
+      T query{};
+      R rquery{};
+      check(c, "gelsd",
+            lapack::gelsd(m, n, nrhs, item<T>(a, 0), m, item<T>(b, 0), ldb, s.data(), rcond, &rank,
+                          &query, -1, &rquery, &iquery));
+      const lapack::Int lwork = size_from(query);
+      std::vector<T> work(lwork);
+      std::vector<R> rwork(std::max<lapack::Int>(1, static_cast<lapack::Int>(rquery)));
+      std::vector<lapack::Int> iwork(std::max<lapack::Int>(1, iquery));
+      for (int64_t i = 0; i < a.count; ++i) {
+        const lapack::Int info =
+            lapack::gelsd(m, n, nrhs, item<T>(a, i), m, item<T>(b, i), ldb, s.data(), rcond, &rank,
+                          work.data(), lwork, rwork.data(), iwork.data());
+        check(c, "gelsd", info);
+        if (info > 0)
+          throw LinAlgError(cat("[", c.op, "] the SVD did not converge",
+                                a.count > 1 ? cat(" (batch index ", i, ")") : std::string()));
+      }
+    });
+  }
+};
+
+}  // namespace
+
+const QrBackend& qr_backend() {
+  static const CpuQr backend;
+  return backend;
+}
+
+}  // namespace gpula::detail::cpu

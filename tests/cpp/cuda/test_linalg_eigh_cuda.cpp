@@ -1,0 +1,163 @@
+// gpula::linalg::eigh / eigvalsh on the CUDA backend, on device memory: both GPU paths
+// (cusolverDn<t>syevjBatched for batches of order <= 32, cusolverDnXsyevd otherwise), checked
+// by reconstruction (a v = v diag(w), v^H v = I) and against the CPU backend's eigenvalues on
+// the same data; triangles, layouts, n = 0, NaN, host data run on the GPU.
+//
+// Built only with CUDA; run by scripts/gpu_check.sh on the lent GPU.
+#include <cuda_runtime.h>
+#include <gpula/gpula.h>
+#include <gpula/linalg.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../eigh_test_support.h"
+
+namespace {
+
+using namespace gpula;
+using core_test::at;
+using core_test::eps_of;
+using core_test::HostTensor;
+using core_test::Layout;
+using core_test::make_host;
+using linalg_test::with;
+namespace la = gpula::linalg;
+
+void cuda_ok(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+#define CUDA_OK(call) cuda_ok((call), #call)
+
+bool under_sanitizer() { return std::getenv("GPULA_TEST_SANITIZER") != nullptr; }
+
+struct DeviceTensor {
+  std::shared_ptr<void> mem;
+  TensorView view;
+  std::size_t bytes = 0;
+};
+
+DeviceTensor to_device(const HostTensor& h) {
+  DeviceTensor d;
+  d.bytes = h.storage_bytes();
+  void* p = nullptr;
+  CUDA_OK(cudaMalloc(&p, std::max<std::size_t>(d.bytes, 1)));
+  d.mem = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+  CUDA_OK(cudaMemcpy(p, h.mem.get(), d.bytes, cudaMemcpyHostToDevice));
+  d.view = h.view;
+  d.view.data = p;
+  d.view.device = Device::cuda(0);
+  return d;
+}
+
+bool unchanged(const DeviceTensor& d, const HostTensor& h) {
+  std::vector<std::byte> back(d.bytes);
+  CUDA_OK(cudaMemcpy(back.data(), d.mem.get(), d.bytes, cudaMemcpyDeviceToHost));
+  return std::equal(back.begin(), back.end(), h.mem.get());
+}
+
+HostTensor host_of(const Tensor& t) {
+  EXPECT_TRUE(t.view().is_contiguous());
+  HostTensor h = make_host(t.shape(), t.dtype());
+  const std::size_t bytes = t.view().numel() * size_of(t.dtype());
+  if (t.device().is_cuda())
+    CUDA_OK(cudaMemcpy(h.view.data, t.data(), bytes, cudaMemcpyDeviceToHost));
+  else if (bytes)
+    std::memcpy(h.view.data, t.data(), bytes);
+  return h;
+}
+
+double tol(DType t, int64_t n) {
+  return 30.0 * static_cast<double>(std::max<int64_t>(n, 4)) * eps_of(t);
+}
+
+class CudaEigh : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    if (!cuda_compiled() || cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
+  }
+};
+
+struct Size {
+  Shape batch;
+  int64_t n;
+};
+// Batched small (syevjBatched), n = 1 batched, a small batch past the Jacobi limit (looped
+// Xsyevd), one large matrix (Xsyevd).
+std::vector<Size> sizes() {
+  if (under_sanitizer()) return {{{20}, 32}, {{2}, 40}, {{}, 64}};
+  return {{{500}, 32}, {{7}, 1}, {{2, 3}, 5}, {{3}, 100}, {{}, 384}, {{}, 1}};
+}
+
+TEST_P(CudaEigh, BothPathsMatchReconstructionAndCpu) {
+  const DType t = GetParam();
+  uint64_t seed = 1;
+  for (const Size& s : sizes())
+    for (bool lower : {true, false}) {
+      HostTensor a = make_host(with(s.batch, {s.n, s.n}), t, lower ? Layout::row : Layout::col);
+      eigh_test::fill_hermitian(a, seed++);
+      linalg_test::poison_triangle(a, lower, NAN);
+      DeviceTensor d = to_device(a);
+      la::Eigh r = la::eigh(d.view, lower);
+      ASSERT_TRUE(r.w.device().is_cuda());
+      HostTensor w = host_of(r.w), v = host_of(r.v);
+      const eigh_test::Errors e = eigh_test::check(a.view, lower ? 1 : 0, w.view, &v.view);
+      EXPECT_LE(e.residual, tol(t, s.n)) << "n " << s.n << " lower " << lower;
+      EXPECT_LE(e.ortho, tol(t, s.n)) << "n " << s.n << " lower " << lower;
+      EXPECT_TRUE(e.ascending) << "n " << s.n;
+      // Eigenvalues against the CPU backend on the same data.
+      Tensor wc = la::eigvalsh(a.view, lower);
+      const TensorView wcv = wc.view();
+      const eigh_test::Errors ec = eigh_test::check(a.view, lower ? 1 : 0, w.view, nullptr, &wcv);
+      EXPECT_LE(ec.w_vs_ref, tol(t, s.n)) << "n " << s.n;
+      // eigvals_only on the GPU.
+      HostTensor wo = host_of(la::eigvalsh(d.view, lower));
+      const eigh_test::Errors eo = eigh_test::check(a.view, lower ? 1 : 0, wo.view, nullptr, &wcv);
+      EXPECT_LE(eo.w_vs_ref, tol(t, s.n)) << "n " << s.n;
+      EXPECT_TRUE(unchanged(d, a));
+    }
+}
+
+TEST_P(CudaEigh, HostDataRunsOnTheGpuAndComesBack) {
+  const DType t = GetParam();
+  HostTensor a = make_host({4, 6, 6}, t, Layout::strided);
+  eigh_test::fill_hermitian(a, 11);
+  la::LinalgOptions o;
+  o.device = Device::cuda(0);
+  la::Eigh r = la::eigh(a.view, true, false, o);
+  ASSERT_FALSE(r.w.device().is_cuda());
+  const eigh_test::Errors e = eigh_test::check(a.view, 1, r.w.view(), &r.v.view());
+  EXPECT_LE(e.residual, tol(t, 6));
+  EXPECT_LE(e.ortho, tol(t, 6));
+}
+
+TEST_P(CudaEigh, ZeroOrderAndNanNeverCrash) {
+  const DType t = GetParam();
+  HostTensor z = make_host({3, 0, 0}, t);
+  DeviceTensor dz = to_device(z);
+  la::Eigh r = la::eigh(dz.view);
+  EXPECT_EQ(r.w.shape(), (Shape{3, 0}));
+  for (const Size& s : std::vector<Size>{{{4}, 6}, {{}, 40}}) {
+    HostTensor a = make_host(with(s.batch, {s.n, s.n}), t);
+    eigh_test::fill_hermitian(a, 3);
+    a.set(with(Shape(s.batch.size(), 0), {2, 1}), NAN);
+    DeviceTensor d = to_device(a);
+    try {
+      la::Eigh n = la::eigh(d.view);
+      HostTensor w = host_of(n.w);
+      (void)w;
+    } catch (const LinAlgError&) {
+    }
+    EXPECT_NO_THROW(la::eigh(d.view, true, false, {.check_info = false}));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, CudaEigh,
+                         ::testing::Values(DType::f32, DType::f64, DType::c64, DType::c128),
+                         [](const auto& info) { return std::string(name(info.param)); });
+
+}  // namespace
