@@ -12,55 +12,13 @@
 #include <vector>
 
 #include "backend/cpu/lapack.h"
+#include "backend/cpu/linalg_common.h"
 #include "backend/cpu/scalar_traits.h"
 #include "format.h"
 #include "linalg_problem.h"
 
 namespace gpula::detail::cpu {
 namespace {
-
-constexpr int64_t kSmallN = 64;  // matrices up to this order run one per thread
-
-template <class T>
-struct real_of {
-  using type = T;
-};
-template <class T>
-struct real_of<std::complex<T>> {
-  using type = T;
-};
-template <class T>
-using real_t = typename real_of<T>::type;
-
-// Calls f(T{}) with the element type of t (the front admits only these four).
-template <class F>
-void visit(DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::f64:
-      return f(double{});
-    case DType::c64:
-      return f(std::complex<float>{});
-    default:
-      return f(std::complex<double>{});
-  }
-}
-
-template <class T>
-T* item(const SquareBatch& a, int64_t b) {
-  return static_cast<T*>(a.data) + b * a.n * a.n;
-}
-template <class T>
-T* item(const DenseBatch& x, int64_t b) {
-  return static_cast<T*>(x.data) + b * x.rows * x.cols;
-}
-
-bool parallel(int64_t count, int64_t n) { return count > 1 && n <= kSmallN; }
-
-lapack::Int to_int(int64_t v, const LinalgCall& c, const char* what) {
-  return blas::to_int(v, c.op, what);
-}
 
 [[noreturn]] void internal(const LinalgCall& c, const char* routine, int64_t info) {
   throw_error<Error>(c.op, "LAPACK ", routine, " rejected argument ", -info, " (internal error)");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/cpu/lapack.h"
+#include "backend/cpu/linalg_common.h"
 #include "format.h"
 #include "linalg_eigh_problem.h"
 
@@ -60,33 +61,6 @@ inline Int heevd(char jobz, char uplo, Int n, c64* a, Int lda, double* w, c64* w
 
 namespace {
 
-constexpr int64_t kSmallN = 64;  // matrices up to this order run one per thread
-
-template <class T>
-struct real_of {
-  using type = T;
-};
-template <class T>
-struct real_of<std::complex<T>> {
-  using type = T;
-};
-template <class T>
-using real_t = typename real_of<T>::type;
-
-template <class F>
-void visit(DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::f64:
-      return f(double{});
-    case DType::c64:
-      return f(std::complex<float>{});
-    default:
-      return f(std::complex<double>{});
-  }
-}
-
 template <class T>
 bool finite(const T& x) {
   if constexpr (std::is_same_v<T, real_t<T>>) {
@@ -126,7 +100,7 @@ class CpuEigh final : public EighBackend {
       const lapack::Int lwork = std::max<lapack::Int>(1, static_cast<lapack::Int>(std::real(qwork)));
       const lapack::Int lrwork = std::max<lapack::Int>(1, static_cast<lapack::Int>(qrwork));
       const lapack::Int liwork = std::max<lapack::Int>(1, qiwork);
-      const bool par = a.count > 1 && a.n <= kSmallN;
+      const bool par = parallel(a.count, a.n);
       const int lanes = par ? omp_get_max_threads() : 1;
       std::vector<T> work(static_cast<std::size_t>(lwork) * lanes);
       std::vector<R> rwork(static_cast<std::size_t>(lrwork) * lanes);

@@ -6,45 +6,12 @@
 #include <vector>
 
 #include "backend/cpu/lapack_qr.h"
+#include "backend/cpu/linalg_common.h"
 #include "format.h"
 #include "linalg_qr_problem.h"
 
 namespace gpula::detail::cpu {
 namespace {
-
-template <class T>
-struct real_of {
-  using type = T;
-};
-template <class T>
-struct real_of<std::complex<T>> {
-  using type = T;
-};
-template <class T>
-using real_t = typename real_of<T>::type;
-
-template <class F>
-void visit(DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::f64:
-      return f(double{});
-    case DType::c64:
-      return f(std::complex<float>{});
-    default:
-      return f(std::complex<double>{});
-  }
-}
-
-template <class T>
-T* item(const DenseBatch& x, int64_t b) {
-  return static_cast<T*>(x.data) + b * x.rows * x.cols;
-}
-
-lapack::Int to_int(int64_t v, const LinalgCall& c, const char* what) {
-  return blas::to_int(v, c.op, what);
-}
 
 template <class T>
 lapack::Int size_from(const T& query) {

@@ -12,6 +12,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/context.h"
+#include "backend/cuda/cusolver_common.h"
 #include "backend/cuda/kernels/linalg.h"
 #include "backend/cuda/solver_calls.h"
 #include "format.h"
@@ -23,19 +24,6 @@ namespace {
 // Batches of matrices up to this order go to the batched APIs; larger ones loop over X API calls.
 constexpr int64_t kBatchedMaxN = 128;
 constexpr int64_t kMatinvMaxN = 32;  // cublas<t>matinvBatched's limit
-
-cudaDataType_t data_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return CUDA_R_32F;
-    case DType::f64:
-      return CUDA_R_64F;
-    case DType::c64:
-      return CUDA_C_32F;
-    default:
-      return CUDA_C_64F;
-  }
-}
 
 ElemType elem_type(DType t) {
   switch (t) {
@@ -50,29 +38,8 @@ ElemType elem_type(DType t) {
   }
 }
 
-cudaStream_t raw(const LinalgCall& c) { return static_cast<cudaStream_t>(c.stream.handle); }
-
 int to_int(int64_t v, const LinalgCall& c, const char* what) {
-  if (v > INT_MAX)
-    throw_error<NotSupported>(c.op, what, " = ", v,
-                              " is past the 32-bit range of the batched cuBLAS/cuSOLVER routines");
-  return static_cast<int>(v);
-}
-
-void note(const LinalgCall& c, const std::string& what) {
-  log(LogLevel::debug, cat("[", c.op, "] ", what), c.logger ? *c.logger : LogSink{});
-}
-
-// Device scratch from the stream-ordered pool; freed after the stream's work when it goes.
-Tensor scratch(int64_t bytes, const LinalgCall& c) {
-  return Tensor::empty({std::max<int64_t>(bytes, 1)}, DType::u8, c.stream);
-}
-
-// A host workspace for the X API, kept per thread (cuSOLVER may read it until the call returns).
-void* host_workspace(std::size_t bytes) {
-  thread_local std::vector<char> ws;
-  if (ws.size() < bytes) ws.resize(bytes);
-  return ws.empty() ? nullptr : ws.data();
+  return checked_int(v, c, what, "the batched cuBLAS/cuSOLVER routines");
 }
 
 int64_t item_bytes(const SquareBatch& a) {

@@ -12,6 +12,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/context.h"
+#include "backend/cuda/cusolver_common.h"
 #include "backend/cuda/solver_calls.h"
 #include "format.h"
 #include "linalg_qr_problem.h"
@@ -47,19 +48,6 @@ cublasStatus_t adjoint(cublasHandle_t h, int rows, int cols, const cuComplex* a,
 cublasStatus_t adjoint(cublasHandle_t h, int rows, int cols, const cuDoubleComplex* a, int lda, cuDoubleComplex* c, int ldc) { const cuDoubleComplex one = make_cuDoubleComplex(1.0, 0.0), zero = make_cuDoubleComplex(0.0, 0.0); return cublasZgeam(h, CUBLAS_OP_C, CUBLAS_OP_N, rows, cols, &one, a, lda, &zero, c, ldc, c, ldc); }
 // clang-format on
 
-cudaDataType_t data_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return CUDA_R_32F;
-    case DType::f64:
-      return CUDA_R_64F;
-    case DType::c64:
-      return CUDA_C_32F;
-    default:
-      return CUDA_C_64F;
-  }
-}
-
 template <class F>
 void visit(DType t, F&& f) {
   switch (t) {
@@ -74,27 +62,8 @@ void visit(DType t, F&& f) {
   }
 }
 
-cudaStream_t raw(const LinalgCall& c) { return static_cast<cudaStream_t>(c.stream.handle); }
-
 int to_int(int64_t v, const LinalgCall& c, const char* what) {
-  if (v > INT_MAX)
-    throw_error<NotSupported>(c.op, what, " = ", v,
-                              " is past the 32-bit range of cusolverDn<t>orgqr/ormqr");
-  return static_cast<int>(v);
-}
-
-void note(const LinalgCall& c, const std::string& what) {
-  log(LogLevel::debug, cat("[", c.op, "] ", what), c.logger ? *c.logger : LogSink{});
-}
-
-Tensor scratch(int64_t bytes, const LinalgCall& c) {
-  return Tensor::empty({std::max<int64_t>(bytes, 1)}, DType::u8, c.stream);
-}
-
-void* host_workspace(std::size_t bytes) {
-  thread_local std::vector<char> ws;
-  if (ws.size() < bytes) ws.resize(bytes);
-  return ws.empty() ? nullptr : ws.data();
+  return checked_int(v, c, what, "cusolverDn<t>orgqr/ormqr");
 }
 
 int64_t es(DType t) { return static_cast<int64_t>(size_of(t)); }
