@@ -31,34 +31,13 @@ using detail::square_dst;
 using detail::SquareBatch;
 using detail::throw_error;
 
+using detail::check_float;
+using detail::check_square;
+using detail::check_view;
+
 namespace {
 
 // ---- argument checks -------------------------------------------------------------------------
-
-void check_view(const char* op, const char* arg, const TensorView& v) {
-  if (v.strides.size() != v.shape.size())
-    throw_error<InvalidArgument>(op, arg, " has ", v.shape.size(), " dimensions but ",
-                                 v.strides.size(), " strides");
-  for (int64_t d : v.shape)
-    if (d < 0) throw_error<InvalidArgument>(op, arg, " has a negative dimension: ", v.shape_str());
-}
-
-void check_float(const char* op, const char* arg, const TensorView& v) {
-  const DType t = v.dtype;
-  if (t != DType::f32 && t != DType::f64 && t != DType::c64 && t != DType::c128)
-    throw_error<DTypeError>(op, "unsupported dtype ", name(t), " for ", arg,
-                            "; linalg takes float32, float64, complex64, complex128");
-}
-
-int64_t check_square(const char* op, const char* arg, const TensorView& v) {
-  check_view(op, arg, v);
-  check_float(op, arg, v);
-  const int64_t nd = v.ndim();
-  if (nd < 2 || v.shape[nd - 1] != v.shape[nd - 2])
-    throw_error<InvalidArgument>(op, "expected a square matrix for ", arg, ", got shape ",
-                                 v.shape_str());
-  return v.shape[nd - 1];
-}
 
 void check_pair(const char* op, const char* arg_a, const TensorView& a, const char* arg_b,
                 const TensorView& b) {

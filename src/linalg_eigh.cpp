@@ -12,6 +12,7 @@
 
 namespace gpula::linalg {
 
+using detail::check_square;
 using detail::LinalgExec;
 using detail::product;
 using detail::run_linalg;
@@ -20,23 +21,6 @@ using detail::SquareBatch;
 using detail::throw_error;
 
 namespace {
-
-int64_t check_square(const char* op, const char* arg, const TensorView& v) {
-  if (v.strides.size() != v.shape.size())
-    throw_error<InvalidArgument>(op, arg, " has ", v.shape.size(), " dimensions but ",
-                                 v.strides.size(), " strides");
-  for (int64_t d : v.shape)
-    if (d < 0) throw_error<InvalidArgument>(op, arg, " has a negative dimension: ", v.shape_str());
-  const DType t = v.dtype;
-  if (t != DType::f32 && t != DType::f64 && t != DType::c64 && t != DType::c128)
-    throw_error<DTypeError>(op, "unsupported dtype ", name(t), " for ", arg,
-                            "; linalg takes float32, float64, complex64, complex128");
-  const int64_t nd = v.ndim();
-  if (nd < 2 || v.shape[nd - 1] != v.shape[nd - 2])
-    throw_error<InvalidArgument>(op, "expected a square matrix for ", arg, ", got shape ",
-                                 v.shape_str());
-  return v.shape[nd - 1];
-}
 
 const detail::EighBackend& backend_of(const LinalgExec& x) {
   return x.exec().is_cuda() ? detail::cuda::eigh_backend() : detail::cpu::eigh_backend();
@@ -54,8 +38,7 @@ void check_converged(const LinalgExec& x, const Tensor& info) {
   const auto* p = static_cast<const int32_t*>(host.data());
   for (int64_t b = 0; b < count; ++b) {
     if (p[b] == 0) continue;
-    const std::string where =
-        info.shape().empty() ? "" : detail::cat(" (batch index ", b, ")");
+    const std::string where = info.shape().empty() ? "" : detail::cat(" (batch index ", b, ")");
     if (p[b] < 0)
       throw_error<Error>(x.op(), "internal: the backend rejected argument ", -p[b], where);
     throw_error<LinAlgError>(x.op(), "eigenvalues did not converge (info ", p[b], ")", where);

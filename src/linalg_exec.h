@@ -12,6 +12,12 @@
 
 namespace gpula::detail {
 
+// Argument checks shared by the linalg fronts; messages name the operation and the argument.
+void check_view(const char* op, const char* arg, const TensorView& v);   // strides, sizes
+void check_float(const char* op, const char* arg, const TensorView& v);  // f32 f64 c64 c128
+// check_view + check_float + (..., n, n); returns n.
+int64_t check_square(const char* op, const char* arg, const TensorView& v);
+
 // What a nonzero info means.
 enum class Failure : uint8_t {
   not_positive_definite,  // "leading minor of order k"

@@ -16,6 +16,8 @@
 
 namespace gpula::linalg {
 
+using detail::check_float;
+using detail::check_view;
 using detail::DenseBatch;
 using detail::LinalgExec;
 using detail::product;
@@ -25,16 +27,9 @@ using detail::throw_error;
 
 namespace {
 
-void check_matrix(const char* op, const char* arg, const TensorView& v) {
-  if (v.strides.size() != v.shape.size())
-    throw_error<InvalidArgument>(op, arg, " has ", v.shape.size(), " dimensions but ",
-                                 v.strides.size(), " strides");
-  for (int64_t d : v.shape)
-    if (d < 0) throw_error<InvalidArgument>(op, arg, " has a negative dimension: ", v.shape_str());
-  const DType t = v.dtype;
-  if (t != DType::f32 && t != DType::f64 && t != DType::c64 && t != DType::c128)
-    throw_error<DTypeError>(op, "unsupported dtype ", name(t), " for ", arg,
-                            "; linalg takes float32, float64, complex64, complex128");
+void check_matrix_args(const char* op, const char* arg, const TensorView& v) {
+  check_view(op, arg, v);
+  check_float(op, arg, v);
 }
 
 Shape with(Shape s, std::initializer_list<int64_t> tail) {
@@ -76,7 +71,7 @@ TensorView window(const Tensor& r, int64_t row0, int64_t col0, int64_t rows, int
 
 QR qr(const TensorView& a, QrMode mode, const LinalgOptions& options, Stream stream) {
   constexpr const char* op = "linalg.qr";
-  check_matrix(op, "a", a);
+  check_matrix_args(op, "a", a);
   if (a.ndim() < 2)
     throw_error<InvalidArgument>(op, "expected a matrix (..., m, n) for a, got shape ",
                                  a.shape_str());
@@ -139,8 +134,8 @@ QR qr(const TensorView& a, QrMode mode, const LinalgOptions& options, Stream str
 Tensor lstsq(const TensorView& a, const TensorView& b, const LinalgOptions& options,
              Stream stream) {
   constexpr const char* op = "linalg.lstsq";
-  check_matrix(op, "a", a);
-  check_matrix(op, "b", b);
+  check_matrix_args(op, "a", a);
+  check_matrix_args(op, "b", b);
   if (a.ndim() < 2)
     throw_error<InvalidArgument>(op, "expected a matrix (..., m, n) for a, got shape ",
                                  a.shape_str());

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _gpula
-from ._linalg import _bool, _Call
+from ._linalg import _bool, _Call, _with_info
 
 
 def eigh(
@@ -48,7 +48,7 @@ def eigh(
         call.pkg.export(a), _bool("eigh", "lower", lower), only, **call.kwargs
     )
     value = call.out(w) if only else (call.out(w), call.out(v))
-    return value if call.kwargs["check_info"] else (value, call.out(info))
+    return _with_info(call, value, info)
 
 
 def eigvalsh(

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../eigh_test_support.h"
+#include "linalg_cuda_support.h"
 
 namespace {
 
@@ -28,48 +29,11 @@ using core_test::make_host;
 using linalg_test::with;
 namespace la = gpula::linalg;
 
-void cuda_ok(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
-#define CUDA_OK(call) cuda_ok((call), #call)
-
-bool under_sanitizer() { return std::getenv("GPULA_TEST_SANITIZER") != nullptr; }
-
-struct DeviceTensor {
-  std::shared_ptr<void> mem;
-  TensorView view;
-  std::size_t bytes = 0;
-};
-
-DeviceTensor to_device(const HostTensor& h) {
-  DeviceTensor d;
-  d.bytes = h.storage_bytes();
-  void* p = nullptr;
-  CUDA_OK(cudaMalloc(&p, std::max<std::size_t>(d.bytes, 1)));
-  d.mem = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
-  CUDA_OK(cudaMemcpy(p, h.mem.get(), d.bytes, cudaMemcpyHostToDevice));
-  d.view = h.view;
-  d.view.data = p;
-  d.view.device = Device::cuda(0);
-  return d;
-}
-
-bool unchanged(const DeviceTensor& d, const HostTensor& h) {
-  std::vector<std::byte> back(d.bytes);
-  CUDA_OK(cudaMemcpy(back.data(), d.mem.get(), d.bytes, cudaMemcpyDeviceToHost));
-  return std::equal(back.begin(), back.end(), h.mem.get());
-}
-
-HostTensor host_of(const Tensor& t) {
-  EXPECT_TRUE(t.view().is_contiguous());
-  HostTensor h = make_host(t.shape(), t.dtype());
-  const std::size_t bytes = t.view().numel() * size_of(t.dtype());
-  if (t.device().is_cuda())
-    CUDA_OK(cudaMemcpy(h.view.data, t.data(), bytes, cudaMemcpyDeviceToHost));
-  else if (bytes)
-    std::memcpy(h.view.data, t.data(), bytes);
-  return h;
-}
+using linalg_cuda_test::DeviceTensor;
+using linalg_cuda_test::host_of;
+using linalg_cuda_test::to_device;
+using linalg_cuda_test::unchanged;
+using linalg_cuda_test::under_sanitizer;
 
 double tol(DType t, int64_t n) {
   return 30.0 * static_cast<double>(std::max<int64_t>(n, 4)) * eps_of(t);

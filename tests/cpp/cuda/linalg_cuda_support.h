@@ -1,0 +1,65 @@
+#pragma once
+// Device-memory helpers shared by the linalg CUDA tests.
+#include <cuda_runtime.h>
+#include <gpula/gpula.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../test_support.h"
+
+namespace linalg_cuda_test {
+
+inline void cuda_ok(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+#define CUDA_OK(call) ::linalg_cuda_test::cuda_ok((call), #call)
+
+inline bool under_sanitizer() { return std::getenv("GPULA_TEST_SANITIZER") != nullptr; }
+
+// A device copy of h's whole storage, viewed with h's strides.
+struct DeviceTensor {
+  std::shared_ptr<void> mem;
+  gpula::TensorView view;
+  std::size_t bytes = 0;
+};
+
+inline DeviceTensor to_device(const core_test::HostTensor& h) {
+  DeviceTensor d;
+  d.bytes = h.storage_bytes();
+  void* p = nullptr;
+  CUDA_OK(cudaMalloc(&p, std::max<std::size_t>(d.bytes, 1)));
+  d.mem = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+  CUDA_OK(cudaMemcpy(p, h.mem.get(), d.bytes, cudaMemcpyHostToDevice));
+  d.view = h.view;
+  d.view.data = p;
+  d.view.device = gpula::Device::cuda(0);
+  return d;
+}
+
+// Whether the device copy still holds h's bytes (inputs are never written).
+inline bool unchanged(const DeviceTensor& d, const core_test::HostTensor& h) {
+  std::vector<std::byte> back(d.bytes);
+  CUDA_OK(cudaMemcpy(back.data(), d.mem.get(), d.bytes, cudaMemcpyDeviceToHost));
+  return std::equal(back.begin(), back.end(), h.mem.get());
+}
+
+// A host copy of a contiguous result Tensor (device or host).
+inline core_test::HostTensor host_of(const gpula::Tensor& t) {
+  EXPECT_TRUE(t.view().is_contiguous());
+  core_test::HostTensor h = core_test::make_host(t.shape(), t.dtype());
+  const std::size_t bytes = t.view().numel() * gpula::size_of(t.dtype());
+  if (t.device().is_cuda())
+    CUDA_OK(cudaMemcpy(h.view.data, t.data(), bytes, cudaMemcpyDeviceToHost));
+  else if (bytes)
+    std::memcpy(h.view.data, t.data(), bytes);
+  return h;
+}
+
+}  // namespace linalg_cuda_test
