@@ -62,4 +62,23 @@ inline core_test::HostTensor host_of(const gpula::Tensor& t) {
   return h;
 }
 
+// Tolerance of a backward error or reconstruction in dtype t for order n.
+inline double tol(gpula::DType t, int64_t n) {
+  return 30.0 * static_cast<double>(std::max<int64_t>(n, 4)) * core_test::eps_of(t);
+}
+
+// Fixtures that skip without a usable GPU: one parametrized by dtype, one plain.
+inline void skip_without_gpu() {
+  if (!gpula::cuda_compiled() || gpula::cuda_device_count() == 0)
+    GTEST_SKIP() << "no usable CUDA device";
+}
+class GpuDTypeTest : public ::testing::TestWithParam<gpula::DType> {
+ protected:
+  void SetUp() override { skip_without_gpu(); }
+};
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override { skip_without_gpu(); }
+};
+
 }  // namespace linalg_cuda_test

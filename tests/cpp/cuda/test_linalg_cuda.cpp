@@ -33,6 +33,7 @@ namespace la = gpula::linalg;
 using linalg_cuda_test::DeviceTensor;
 using linalg_cuda_test::host_of;
 using linalg_cuda_test::to_device;
+using linalg_cuda_test::tol;
 using linalg_cuda_test::unchanged;
 using linalg_cuda_test::under_sanitizer;
 
@@ -48,16 +49,7 @@ HostTensor random_b(const Shape& shape, DType t, uint64_t seed) {
   return h;
 }
 
-double tol(DType t, int64_t n) {
-  return 30.0 * static_cast<double>(std::max<int64_t>(n, 4)) * eps_of(t);
-}
-
-class CudaLinalg : public ::testing::TestWithParam<DType> {
- protected:
-  void SetUp() override {
-    if (!cuda_compiled() || cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
-  }
-};
+class CudaLinalg : public linalg_cuda_test::GpuDTypeTest {};
 
 struct Size {
   Shape batch;
@@ -180,8 +172,8 @@ TEST_P(CudaLinalg, ChoSolveAndLuSolveBothPaths) {
         int64_t same_piv = 0;
         const int64_t np = piv.view.numel();
         for (int64_t i = 0; i < np; ++i)
-          same_piv += static_cast<int32_t*>(piv.view.data)[i] ==
-                      static_cast<int32_t*>(fc.pivots.data())[i];
+          same_piv +=
+              static_cast<int32_t*>(piv.view.data)[i] == static_cast<int32_t*>(fc.pivots.data())[i];
         EXPECT_GE(same_piv, np - np / 100) << "pivots differ from the CPU backend's";
       }
       HostTensor x = host_of(la::lu_solve(f.lu.view(), f.pivots.view(), db.view));
@@ -227,9 +219,9 @@ TEST_P(CudaLinalg, InvDetSlogdetAllPaths) {
       const bool ok2 = std::abs(lg - lw) <= rt &&
                        (gpula::is_complex(t) || rt >= 1.0 ? std::abs(sg - sw) <= rt : sg == sw);
       if ((!ok || !ok2) && bad++ < 3)
-        ADD_FAILURE() << "det n " << s.n << " (cond_inf " << c << ", tolerance " << rt
-                      << "): gpu " << g << " cpu " << w << " logabs " << lg << " vs " << lw
-                      << " sign " << sg << " vs " << sw;
+        ADD_FAILURE() << "det n " << s.n << " (cond_inf " << c << ", tolerance " << rt << "): gpu "
+                      << g << " cpu " << w << " logabs " << lg << " vs " << lw << " sign " << sg
+                      << " vs " << sw;
     });
     EXPECT_TRUE(unchanged(d, a));
   }
@@ -295,12 +287,7 @@ INSTANTIATE_TEST_SUITE_P(Types, CudaLinalgIrs,
 
 // ---- info, errors, streams, edge cases -------------------------------------------------------
 
-class CudaLinalgMisc : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!cuda_compiled() || cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
-  }
-};
+class CudaLinalgMisc : public linalg_cuda_test::GpuTest {};
 
 TEST_F(CudaLinalgMisc, InfoAndErrorsOnBothPaths) {
   for (int64_t n : {4, 200}) {  // batched and looped

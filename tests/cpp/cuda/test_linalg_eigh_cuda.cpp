@@ -32,19 +32,11 @@ namespace la = gpula::linalg;
 using linalg_cuda_test::DeviceTensor;
 using linalg_cuda_test::host_of;
 using linalg_cuda_test::to_device;
+using linalg_cuda_test::tol;
 using linalg_cuda_test::unchanged;
 using linalg_cuda_test::under_sanitizer;
 
-double tol(DType t, int64_t n) {
-  return 30.0 * static_cast<double>(std::max<int64_t>(n, 4)) * eps_of(t);
-}
-
-class CudaEigh : public ::testing::TestWithParam<DType> {
- protected:
-  void SetUp() override {
-    if (!cuda_compiled() || cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
-  }
-};
+class CudaEigh : public linalg_cuda_test::GpuDTypeTest {};
 
 struct Size {
   Shape batch;

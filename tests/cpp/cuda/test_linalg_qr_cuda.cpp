@@ -52,12 +52,7 @@ void shift_diagonal(const HostTensor& a) {
   });
 }
 
-class CudaLinalgQr : public ::testing::TestWithParam<DType> {
- protected:
-  void SetUp() override {
-    if (!cuda_compiled() || cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
-  }
-};
+class CudaLinalgQr : public linalg_cuda_test::GpuDTypeTest {};
 
 struct Dims {
   Shape batch;
@@ -137,12 +132,7 @@ TEST_P(CudaLinalgQr, LstsqAgainstReferenceAndCpu) {
 INSTANTIATE_TEST_SUITE_P(Types, CudaLinalgQr, ::testing::ValuesIn(linalg_test::float_types()),
                          [](const auto& info) { return std::string(name(info.param)); });
 
-class CudaLinalgQrMisc : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!cuda_compiled() || cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device";
-  }
-};
+class CudaLinalgQrMisc : public linalg_cuda_test::GpuTest {};
 
 TEST_F(CudaLinalgQrMisc, EmptyDimensionsAndCpuExecution) {
   for (const Shape& s : {Shape{0, 3}, Shape{3, 0}, Shape{0, 4, 2}}) {
