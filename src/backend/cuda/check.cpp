@@ -63,4 +63,15 @@ void throw_cusolver(cusolverStatus_t status, const char* op, const char* call) {
   throw CusolverError(msg, static_cast<int>(status), name);
 }
 
+void throw_cusparse(cusparseStatus_t status, const char* op, const char* call) {
+  const char* name = cusparseGetErrorName(status);
+  const std::string msg = std::string("[") + op + "] " + call + " failed: " + name + " (" +
+                          cusparseGetErrorString(status) + ")";
+  if (status == CUSPARSE_STATUS_ALLOC_FAILED || status == CUSPARSE_STATUS_INSUFFICIENT_RESOURCES)
+    throw OutOfMemory(msg);
+  if (status == CUSPARSE_STATUS_NOT_SUPPORTED || status == CUSPARSE_STATUS_ARCH_MISMATCH)
+    throw NotSupported(msg);
+  throw CusparseError(msg, static_cast<int>(status), name);
+}
+
 }  // namespace gpula::detail::cuda

@@ -5,6 +5,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <cusolver_common.h>
+#include <cusparse.h>
 
 #include <gpula/error.h>
 
@@ -15,6 +16,7 @@ namespace gpula::detail::cuda {
 [[noreturn]] void throw_cuda(cudaError_t status, const char* op, const char* call);
 [[noreturn]] void throw_cublas(cublasStatus_t status, const char* op, const char* call);
 [[noreturn]] void throw_cusolver(cusolverStatus_t status, const char* op, const char* call);
+[[noreturn]] void throw_cusparse(cusparseStatus_t status, const char* op, const char* call);
 // "CUSOLVER_STATUS_INVALID_VALUE"
 const char* cusolver_status_name(cusolverStatus_t status);
 
@@ -27,10 +29,13 @@ inline void check(cublasStatus_t status, const char* op, const char* call) {
 inline void check(cusolverStatus_t status, const char* op, const char* call) {
   if (status != CUSOLVER_STATUS_SUCCESS) throw_cusolver(status, op, call);
 }
+inline void check(cusparseStatus_t status, const char* op, const char* call) {
+  if (status != CUSPARSE_STATUS_SUCCESS) throw_cusparse(status, op, call);
+}
 
 }  // namespace gpula::detail::cuda
 
-// GPULA_CHECK(op, call): runs a CUDA runtime, cuBLAS or cuSOLVER call and throws on failure.
+// GPULA_CHECK(op, call): runs a CUDA runtime, cuBLAS, cuSOLVER or cuSPARSE call and throws on failure.
 #define GPULA_CHECK(op, call) ::gpula::detail::cuda::check((call), (op), #call)
 // For destructors: failures are swallowed (nothing sensible can be thrown there).
 #define GPULA_CHECK_NOTHROW(call) static_cast<void>(call)

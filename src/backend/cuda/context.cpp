@@ -16,6 +16,7 @@ Context::~Context() {
   if (cusolver_params_) GPULA_CHECK_NOTHROW(cusolverDnDestroyParams(cusolver_params_));
   if (cusolver_) GPULA_CHECK_NOTHROW(cusolverDnDestroy(cusolver_));
   if (cublas_) GPULA_CHECK_NOTHROW(cublasDestroy(cublas_));
+  if (cusparse_) GPULA_CHECK_NOTHROW(cusparseDestroy(cusparse_));
 }
 
 cublasLtHandle_t Context::cublaslt() {
@@ -38,6 +39,12 @@ cusolverDnHandle_t Context::cusolver(cudaStream_t stream) {
 cusolverDnParams_t Context::cusolver_params() {
   if (!cusolver_params_) GPULA_CHECK("context", cusolverDnCreateParams(&cusolver_params_));
   return cusolver_params_;
+}
+
+cusparseHandle_t Context::cusparse(cudaStream_t stream) {
+  if (!cusparse_) GPULA_CHECK("context", cusparseCreate(&cusparse_));
+  GPULA_CHECK("context", cusparseSetStream(cusparse_, stream));
+  return cusparse_;
 }
 
 void* Context::workspace(cudaStream_t stream, std::size_t bytes) {

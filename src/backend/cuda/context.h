@@ -4,6 +4,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
+#include <cusparse.h>
 
 #include <cstddef>
 #include <unordered_map>
@@ -23,6 +24,8 @@ class Context {
   cusolverDnHandle_t cusolver(cudaStream_t stream);
   // Parameters of cuSOLVER's 64-bit X API (default algorithms).
   cusolverDnParams_t cusolver_params();
+  // cuSPARSE handle, set to `stream` on every call.
+  cusparseHandle_t cusparse(cudaStream_t stream);
   // A workspace of at least `bytes` for work ordered on `stream`; grown, never shrunk.
   void* workspace(cudaStream_t stream, std::size_t bytes);
 
@@ -32,6 +35,7 @@ class Context {
   cublasHandle_t cublas_ = nullptr;
   cusolverDnHandle_t cusolver_ = nullptr;
   cusolverDnParams_t cusolver_params_ = nullptr;
+  cusparseHandle_t cusparse_ = nullptr;
   struct Workspace {
     void* ptr = nullptr;
     std::size_t bytes = 0;

@@ -1,0 +1,65 @@
+#pragma once
+/// @file sparse.h
+/// Sparse matrices (CSR, with COO and CSC converted to it) and what runs on them: products
+/// (cuSPARSE on a GPU, gpula's own multithreaded kernels on the CPU), direct solvers
+/// (sparse_direct.h: cuDSS / SuiteSparse) and iterative solvers (sparse_iterative.h).
+///
+/// The unit every sparse operation takes is a CsrView: three 1-D contiguous arrays on one device.
+/// indptr (rows + 1) and indices (nnz) share one index dtype (int32 or int64); values (nnz) are
+/// float32, float64, complex64 or complex128. A CsrMatrix owns (or shares, through DLPack) those
+/// arrays and is validated when built; a CsrView handed to an operation directly is checked for
+/// its structure (dtypes, lengths, devices: check_csr) but not for its contents (validate_csr).
+#include <gpula/options.h>
+#include <gpula/tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+namespace gpula::sparse {
+
+/// Non-owning view of a CSR matrix's arrays.
+struct CsrView {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  TensorView indptr;   ///< (rows + 1,), int32 or int64
+  TensorView indices;  ///< (nnz,), indptr's dtype; column of each stored value
+  TensorView values;   ///< (nnz,), f32 f64 c64 c128
+
+  int64_t nnz() const { return values.shape.empty() ? 0 : values.shape[0]; }
+  Device device() const { return values.device; }
+  DType dtype() const { return values.dtype; }
+  DType index_dtype() const { return indptr.dtype; }
+};
+
+/// Checks a CsrView's structure, not its contents: index and value dtypes, 1-D contiguous arrays
+/// of lengths rows + 1, nnz, nnz, one device, rows/cols >= 0. Throws InvalidArgument or
+/// DTypeError whose message starts with "[op]" and names the array and the value.
+void check_csr(const CsrView& a, std::string_view op);
+
+/// Which form of a sparse operand a product reads.
+enum class Op : uint8_t { none, transpose, conjugate_transpose };
+
+/// Planned sparse matrix-vector product y = alpha * op(A) x + beta * y, for loops that apply the
+/// same matrix many times (iterative solvers): the cuSPARSE descriptors, buffer and
+/// preprocessing are made once. x and y are 1-D contiguous arrays of A's dtype and device;
+/// execute() is ordered on `stream` and does not synchronize. A's arrays must outlive the plan.
+class SpMV {
+ public:
+  SpMV(const CsrView& a, Op op = Op::none, const CommonOptions& options = {}, Stream stream = {});
+  ~SpMV();
+  SpMV(SpMV&&) noexcept;
+  SpMV& operator=(SpMV&&) noexcept;
+  SpMV(const SpMV&) = delete;
+  SpMV& operator=(const SpMV&) = delete;
+
+  void execute(const TensorView& x, const TensorView& y, double alpha = 1.0, double beta = 0.0,
+               Stream stream = {});
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpula::sparse
