@@ -106,7 +106,29 @@ stage_deps() {
     fi
   done
   DETAIL="${#debs[@]} packages"
+  unpack_cudss
   env_summary || true
+}
+
+# cuDSS: the nvidia-cudss-cu13 wheel's tree (163 MB, over the 64 MiB one device call carries)
+# travels as three parts, .cudss1/ .cudss2/ .cudss3/, each carried by one of three consecutive
+# calls on a warm machine (files left by earlier calls stay there). Reassembled into
+# .deps/cudss/nvidia/cu13/{include,lib}.
+unpack_cudss() {
+  local parts=("$ROOT"/.cudss1/cudss_part.00 "$ROOT"/.cudss2/cudss_part.01 "$ROOT"/.cudss3/cudss_part.02)
+  local p
+  for p in "${parts[@]}"; do
+    [[ -f $p ]] || { echo "cuDSS: $p missing, building without cuDSS"; return 0; }
+  done
+  rm -rf "$ROOT/.deps/cudss"
+  mkdir -p "$ROOT/.deps/cudss"
+  local sum
+  sum=$(cat "${parts[@]}" | sha256sum | cut -d' ' -f1)
+  if [[ -f $ROOT/.cudss3/sha256 ]] && [[ $sum != $(cut -d' ' -f1 "$ROOT/.cudss3/sha256") ]]; then
+    echo "cuDSS: checksum mismatch, building without cuDSS"
+    return 0
+  fi
+  cat "${parts[@]}" | tar -x -C "$ROOT/.deps/cudss" && DETAIL+=", cuDSS"
 }
 
 # Points CMake, the compiler and the loader at the unpacked packages (also when deps is skipped).
@@ -118,6 +140,20 @@ setup_env() {
   # libgfortran (needed by OpenBLAS) only where the system has none: never shadow a newer one.
   if ! ldconfig -p 2>/dev/null | grep -q 'libgfortran.so.5 '; then
     export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$lib
+  fi
+  # SuiteSparse's libraries, by themselves (never the whole of $lib: it would shadow the
+  # system's newer libgfortran and friends).
+  local ss=$DEPS/suitesparse-lib
+  if [[ -d $lib ]] && ls "$lib"/libcholmod.so.* >/dev/null 2>&1; then
+    mkdir -p "$ss"
+    for f in "$lib"/lib{amd,camd,colamd,ccolamd,cholmod,umfpack,suitesparseconfig,metis,btf,klu,ldl,cxsparse,spqr}.so.*; do
+      [[ -e $f ]] && ln -sf "$f" "$ss/"
+    done
+    export LD_LIBRARY_PATH=$ss:$LD_LIBRARY_PATH
+  fi
+  if [[ -d $ROOT/.deps/cudss/nvidia/cu13 ]]; then
+    export GPULA_CUDSS_ROOT=$ROOT/.deps/cudss/nvidia/cu13
+    export LD_LIBRARY_PATH=$GPULA_CUDSS_ROOT/lib:$LD_LIBRARY_PATH
   fi
   export CMAKE_BUILD_PARALLEL_LEVEL=$JOBS
   export GPULA_BUILD_DIR=$BUILD
@@ -290,7 +326,8 @@ setup_env
 wants deps || [[ -d $DEPS ]] || STAGES="deps $STAGES"
 rm -f "$BUILD/bench_summary.txt"
 
-run_stage deps build.log 60 stage_deps
+run_stage deps build.log 90 stage_deps
+setup_env  # again: what deps unpacked (SuiteSparse, cuDSS) goes on the paths
 run_stage build build.log 240 stage_build
 run_stage ctest ctest.log 90 stage_ctest
 run_stage cuda cuda_tests.log 180 stage_cuda
