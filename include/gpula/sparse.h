@@ -63,3 +63,4 @@ class SpMV {
 };
 
 }  // namespace gpula::sparse
+#include <gpula/sparse_direct.h>
