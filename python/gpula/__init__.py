@@ -15,6 +15,7 @@ Example:
 from typing import Any
 
 from . import errors, linalg
+from . import sparse  # noqa: F401  (gl.sparse)
 from ._gpula import (
     ComputeType,
     Epilog,
