@@ -14,10 +14,23 @@ namespace {
 constexpr const char* kOp = "sparse.DirectSolver";
 using gpula::detail::throw_error;
 
+// A host copy of a 1-D array's first `count` elements (from any device).
 std::vector<unsigned char> bytes_of(const TensorView& t, int64_t count) {
   const std::size_t size = static_cast<std::size_t>(count) * size_of(t.dtype);
   std::vector<unsigned char> out(size);
-  if (size > 0) std::memcpy(out.data(), t.data, size);
+  if (size == 0) return out;
+  if (!t.device.is_cuda()) {
+    std::memcpy(out.data(), t.data, size);
+    return out;
+  }
+  TensorView host = t;
+  host.data = out.data();
+  host.device = Device{};
+  host.shape = {count};
+  host.strides = {1};
+  TensorView src = t;
+  src.shape = {count};
+  gpula::copy(src, host, Stream{t.device, nullptr});
   return out;
 }
 }  // namespace
@@ -33,7 +46,8 @@ struct DirectSolver::Impl {
   }
 };
 
-DirectSolver::DirectSolver(const CsrView& a, const DirectSolverOptions& options, Stream)
+DirectSolver::DirectSolver(const CsrView& a, const DirectSolverOptions& options,
+                           [[maybe_unused]] Stream stream)
     : impl_(std::make_unique<Impl>()) {
   check_csr(a, kOp);
   if (a.rows != a.cols) {
@@ -44,11 +58,18 @@ DirectSolver::DirectSolver(const CsrView& a, const DirectSolverOptions& options,
                                           "] only a fully stored matrix (triangle='full') is "
                                           "supported for now"));
   }
-  if (a.device().is_cuda()) throw NotCompiled("cudss");
   impl_->a = a;
   impl_->indptr = bytes_of(a.indptr, a.rows + 1);
   impl_->indices = bytes_of(a.indices, a.nnz());
-  impl_->backend = detail::cpu::make_direct_backend(a, options);
+  if (a.device().is_cuda()) {
+#ifdef GPULA_WITH_CUDSS
+    impl_->backend = detail::cuda::make_direct_backend(a, options, stream);
+#else
+    throw NotCompiled("cudss");
+#endif
+  } else {
+    impl_->backend = detail::cpu::make_direct_backend(a, options);
+  }
 }
 
 DirectSolver::~DirectSolver() = default;

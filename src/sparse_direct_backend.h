@@ -25,4 +25,11 @@ std::unique_ptr<DirectBackend> make_direct_backend(const CsrView& a,
                                                    const DirectSolverOptions& options);
 }  // namespace cpu
 
+namespace cuda {
+/// cuDSS (only built when cudss.h and libcudss were found: GPULA_WITH_CUDSS).
+std::unique_ptr<DirectBackend> make_direct_backend(const CsrView& a,
+                                                   const DirectSolverOptions& options,
+                                                   Stream stream);
+}  // namespace cuda
+
 }  // namespace gpula::sparse::detail
