@@ -54,10 +54,10 @@ double value_at(const std::vector<unsigned char>& b, DType t, std::size_t i) {
                                               : reinterpret_cast<const double*>(b.data())[i];
 }
 
-class SparseDirectCuda : public ::testing::TestWithParam<DType> {};
+class SparseDirectCuda : public linalg_cuda_test::GpuDTypeTest {};
+class SparseDirectCudaErrors : public linalg_cuda_test::GpuTest {};
 
 TEST_P(SparseDirectCuda, MatchesCpuBackend) {
-  linalg_cuda_test::skip_without_gpu();
   const DType t = GetParam();
   const int per = gpula::is_complex(t) ? 2 : 1;
   const int64_t n = 300;
@@ -123,8 +123,7 @@ TEST_P(SparseDirectCuda, MatchesCpuBackend) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, SparseDirectCuda,
                          ::testing::Values(DType::f32, DType::f64, DType::c64, DType::c128));
 
-TEST(SparseDirectCudaErrors, SolveBeforeFactorize) {
-  linalg_cuda_test::skip_without_gpu();
+TEST_F(SparseDirectCudaErrors, SolveBeforeFactorize) {
   const gpula::Device gpu{gpula::DeviceKind::cuda, 0};
   std::vector<int32_t> p{0, 1}, i{0};
   std::vector<double> v{2.0};
