@@ -94,3 +94,27 @@ def test_spsolve_sparse_and_dense_paths():
     np.testing.assert_allclose(gl.sparse.spsolve(a, b), spla.spsolve(a, b), rtol=1e-10)
     d = _random(30, np.float64, 9, density=0.3)  # above the 5% threshold: dense path
     np.testing.assert_allclose(gl.sparse.spsolve(d, b[:30]), spla.spsolve(d, b[:30]), rtol=1e-10)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_cupy_matches_scipy(dtype):
+    cupy = pytest.importorskip("cupy")
+    import cupyx.scipy.sparse as csp
+
+    a = _random(300, dtype, 10)
+    b = np.random.default_rng(11).standard_normal((300, 2)).astype(dtype)
+    with gl.sparse.DirectSolver(csp.csr_matrix(a), cupy.asarray(b)) as s:
+        s.plan()
+        s.factorize()
+        x = s.solve()
+        assert isinstance(x, cupy.ndarray)
+        ref = spla.spsolve(a.astype(np.complex128 if np.iscomplexobj(b) else np.float64), b)
+        np.testing.assert_allclose(cupy.asnumpy(x), ref, rtol=TOL[dtype], atol=TOL[dtype])
+        a2 = a.copy()
+        a2.data = a2.data * 1.5
+        a2 = a2 + sp.diags(np.full(300, 3.0))
+        s.reset_operands(a=csp.csr_matrix(a2))
+        s.factorize()
+        ref2 = spla.spsolve(a2.astype(np.complex128 if np.iscomplexobj(b) else np.float64), b)
+        np.testing.assert_allclose(cupy.asnumpy(s.solve()), ref2, rtol=TOL[dtype], atol=TOL[dtype])

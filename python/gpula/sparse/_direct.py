@@ -34,6 +34,10 @@ def _csr_arrays(a: Any, shape: Optional[tuple] = None):
             return int(shape[0]), int(shape[1]), data, indices, indptr
         import scipy.sparse as sp
 
+        if not sp.issparse(a) and all(hasattr(a, k) for k in ("data", "indices", "indptr", "shape")):
+            if hasattr(a, "tocsr"):  # cupyx.scipy.sparse: any format to CSR on its device
+                a = a.tocsr()
+            return int(a.shape[0]), int(a.shape[1]), a.data, a.indices, a.indptr
         if not sp.issparse(a):
             raise TypeError(f"[sparse.DirectSolver] a must be a sparse matrix, got {type(a).__name__}")
         m = a.tocsr()
@@ -43,8 +47,25 @@ def _csr_arrays(a: Any, shape: Optional[tuple] = None):
     return int(m.shape[0]), int(m.shape[1]), m.data, m.indices, m.indptr
 
 
-def _contiguous(x: np.ndarray) -> np.ndarray:
+def _package(x: Any) -> str:
+    root = type(x).__module__.split(".")[0]
+    return root if root in ("cupy", "torch") else "numpy"
+
+
+def _contiguous(x: Any) -> Any:
+    """x as a C-contiguous array of its own package (CuPy and PyTorch arrays stay on device)."""
+    pkg = _package(x)
+    if pkg == "torch":
+        return x.contiguous()
+    if pkg == "cupy":
+        import cupy
+
+        return cupy.ascontiguousarray(x)
     return np.ascontiguousarray(x)
+
+
+def _dtype_of(x: Any) -> str:
+    return str(x.dtype).replace("torch.", "")
 
 
 class DirectSolver:
@@ -78,7 +99,7 @@ class DirectSolver:
             )
         rows, cols, data, indices, indptr = _csr_arrays(a)
         self._shape = (rows, cols)
-        self._dtype = np.dtype(data.dtype)
+        self._dtype = _dtype_of(data)
         self._keep = (_contiguous(data), _contiguous(indices), _contiguous(indptr))
         self._impl = _gpula.SparseDirectSolver(
             rows, cols, self._keep[2], self._keep[1], self._keep[0], assume, triangle
@@ -86,8 +107,9 @@ class DirectSolver:
         self._b = self._check_b(b)
 
     def _check_b(self, b: Any) -> np.ndarray:
-        b = np.asarray(b)
-        if b.dtype != self._dtype:
+        if _package(b) == "numpy":
+            b = np.asarray(b)
+        if _dtype_of(b) != self._dtype:
             raise TypeError(f"[sparse.DirectSolver] b must have A's dtype {self._dtype}, got {b.dtype}")
         if b.ndim not in (1, 2) or b.shape[0] != self._shape[0]:
             raise ValueError(
@@ -102,15 +124,26 @@ class DirectSolver:
     def factorize(self) -> None:
         self._impl.factorize()
 
-    def solve(self) -> np.ndarray:
-        x = np.empty_like(self._b)
+    def solve(self) -> Any:
+        """x in b's package and device (NumPy, CuPy or PyTorch)."""
+        pkg = _package(self._b)
+        if pkg == "torch":
+            import torch
+
+            x = torch.empty_like(self._b)
+        elif pkg == "cupy":
+            import cupy
+
+            x = cupy.empty_like(self._b)
+        else:
+            x = np.empty_like(self._b)
         self._impl.solve(self._b, x)
         return x
 
     def reset_operands(self, a: Any = None, b: Any = None) -> None:
         if a is not None:
             rows, cols, data, indices, indptr = _csr_arrays(a)
-            if np.dtype(data.dtype) != self._dtype:
+            if _dtype_of(data) != self._dtype:
                 raise TypeError(
                     f"[sparse.DirectSolver] a must keep dtype {self._dtype}, got {data.dtype}"
                 )
@@ -136,7 +169,7 @@ def spsolve(a: Any, b: Any, assume_a: str = "gen") -> np.ndarray:
     """One-off sparse solve ``A x = b``; above 5% density it solves densely (gl.linalg.solve)."""
     rows, cols, data, indices, indptr = _csr_arrays(a)
     density = data.size / max(rows * cols, 1)
-    if density > DENSE_THRESHOLD:
+    if density > DENSE_THRESHOLD and _package(data) == "numpy":
         from .. import linalg
 
         logger.info("[sparse.spsolve] density %.3f > %.2f: dense path", density, DENSE_THRESHOLD)
