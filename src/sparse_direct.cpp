@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/cuda_api.h"
 #include "format.h"
 #include "sparse_direct_backend.h"
 
@@ -30,7 +31,9 @@ std::vector<unsigned char> bytes_of(const TensorView& t, int64_t count) {
   host.strides = {1};
   TensorView src = t;
   src.shape = {count};
-  gpula::copy(src, host, Stream{t.device, nullptr});
+  const Stream stream{t.device, nullptr};
+  gpula::copy(src, host, stream);
+  gpula::detail::cuda::synchronize(stream);
   return out;
 }
 }  // namespace
