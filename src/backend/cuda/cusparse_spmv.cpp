@@ -130,8 +130,12 @@ void cuda_spmv_execute(CudaSpmvPlan& plan, const TensorView& x, const TensorView
     GPULA_CHECK(kOp, cusparseSpMV_bufferSize(h, op, al.bytes, plan.mat, plan.x, be.bytes, plan.y,
                                              vt, plan.alg, &bytes));
     if (bytes > 0) GPULA_CHECK(kOp, cudaMalloc(&plan.buffer, bytes));
-    GPULA_CHECK(kOp, cusparseSpMV_preprocess(h, op, al.bytes, plan.mat, plan.x, be.bytes, plan.y,
-                                             vt, plan.alg, plan.buffer));
+    // Preprocessing (an analysis of A kept in the buffer) only for op = none, where every
+    // cuSPARSE version supports it; transposed products run without it.
+    if (op == CUSPARSE_OPERATION_NON_TRANSPOSE) {
+      GPULA_CHECK(kOp, cusparseSpMV_preprocess(h, op, al.bytes, plan.mat, plan.x, be.bytes, plan.y,
+                                               vt, plan.alg, plan.buffer));
+    }
     plan.prepared = true;
   }
   GPULA_CHECK(kOp, cusparseSpMV(h, op, al.bytes, plan.mat, plan.x, be.bytes, plan.y, vt, plan.alg,
