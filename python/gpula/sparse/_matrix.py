@@ -183,6 +183,17 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
             f"index_dtype={self.index_dtype}, package={self.package}, device={self.device})"
         )
 
+    def __matmul__(self, x: Any) -> Any:
+        """``A @ x`` for a 1-D array ``x`` of A's dtype, package and device: the SpMV (gpula's
+        OpenMP kernel on the CPU, cuSPARSE on a GPU). Returns a new 1-D array."""
+        return _spmv(self, x, 0, "sparse.matmul")
+
+    def matvec(self, x: Any, op: str = "N") -> Any:
+        """op(A) x with op "N" (A), "T" (A^T) or "H" (A^H)."""
+        if op not in ("N", "T", "H"):
+            raise ValueError(f"[sparse.matvec] op must be 'N', 'T' or 'H', got {op!r}")
+        return _spmv(self, x, "NTH".index(op), "sparse.matvec")
+
     # Conversions back to the caller's packages.
     def to_scipy(self) -> Any:
         import scipy.sparse as sp
@@ -306,3 +317,40 @@ def from_dense(x: Any, op: str = "sparse.from_dense") -> csr_matrix:
     return _from_coo(r, c, h[r, c], h.shape, "numpy", "cpu", op) if package == "numpy" else _from_coo(
         _from_numpy(r, package, device), _from_numpy(c, package, device), _from_numpy(h[r, c], package, device),
         h.shape, package, device, op)
+
+
+def _empty_like_package(n: int, dtype: str, package: str, device: str) -> Any:
+    if package == "numpy":
+        return np.empty(n, dtype=dtype)
+    if package == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(int(device.split(":")[1])):
+            return cupy.empty(n, dtype=dtype)
+    import torch
+
+    return torch.empty(n, dtype=getattr(torch, dtype), device=device)
+
+
+def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
+    from .. import _gpula
+    from .._interop import export
+
+    try:
+        package = _package(x)
+    except TypeError as e:
+        raise TypeError(f"[{name}] x: {e}") from None
+    if package != A.package or _device(x, package) != A.device:
+        raise ValueError(
+            f"[{name}] x must be a {A.package} array on {A.device} like A, got {package} on {_device(x, package)}"
+        )
+    if x.ndim != 1:
+        raise ValueError(f"[{name}] x must be 1-D (use spmm for 2-D operands), got shape {tuple(x.shape)}")
+    n_out = A.shape[1] if op else A.shape[0]
+    if _dtype_name(x, package) != A.dtype:
+        raise TypeError(f"[{name}] x must have A's dtype {A.dtype}, got {_dtype_name(x, package)}")
+    x = _contiguous_1d(x, package)
+    y = _empty_like_package(n_out, A.dtype, package, A.device)
+    _gpula.sparse_spmv(export(A.indptr), export(A.indices), export(A.data), A.shape[0], A.shape[1],
+                       export(x), export(y), op)
+    return y
