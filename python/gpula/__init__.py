@@ -15,7 +15,7 @@ Example:
 from typing import Any
 
 from . import errors, linalg
-from . import sparse  # noqa: F401  (gl.sparse)
+from . import sparse
 from ._gpula import (
     ComputeType,
     Epilog,
@@ -61,6 +61,7 @@ __all__ = [
     "ComputeType",
     "errors",
     "linalg",
+    "sparse",
     "devices",
     "set_log_level",
     "matmul_cache_size",
