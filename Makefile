@@ -21,10 +21,12 @@ CMAKE_FLAGS ?=
 
 # Debian packages the build needs; only missing ones are installed.
 APT_PACKAGES := cmake g++ make libopenblas-dev libdlpack-dev libgtest-dev
+APT_PACKAGES += libsuitesparse-dev
 # Python packages of the local environment (build backend and test tools; no build isolation,
 # so pip needs no network for the build itself once these are in).
 PY_PACKAGES := 'numpy>=1.24' 'scipy>=1.10' 'nanobind>=2.4' 'scikit-build-core>=0.10' \
                'pytest>=7' 'ml_dtypes>=0.4'
+PY_PACKAGES += nvidia-cudss-cu13
 
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 

@@ -381,6 +381,19 @@ def main(argv=None):
             fh.write(md)
     with open(os.path.join(args.out, "bench_summary.txt"), "w") as fh:
         fh.write("\n".join(summary) + "\n")
+    # Sparse direct solve (bench_sparse_direct.py, ~90 s budget): its summary lines are appended.
+    if not args.skip_python:
+        try:
+            sd = subprocess.run([sys.executable, "-u", os.path.join(HERE, "bench_sparse_direct.py"),
+                                 "--m", "300" if args.quick else "1000", "--out", args.results_dir],
+                                capture_output=True, text=True, timeout=150)
+            sd_lines = [ln for ln in sd.stdout.splitlines() if ln.startswith("sparse direct")]
+            log(sd.stdout + sd.stderr[-2000:])
+        except subprocess.TimeoutExpired:
+            sd_lines = ["sparse direct: bench_sparse_direct.py timed out after 150 s"]
+        summary += sd_lines
+        with open(os.path.join(args.out, "bench_summary.txt"), "a") as fh:
+            fh.write("\n".join(sd_lines) + "\n")
     log(f"tables: {os.path.join(args.results_dir, name)} (copy in {args.out}); "
         f"{time.time() - t0:.0f} s in all; C++ {cpp_status}, Python {py_status}")
     with open(os.path.join(args.out, "bench_full.log"), "w") as fh:

@@ -37,6 +37,48 @@ struct CsrView {
 /// DTypeError whose message starts with "[op]" and names the array and the value.
 void check_csr(const CsrView& a, std::string_view op);
 
+/// Checks a CsrView's contents (after check_csr): indptr[0] == 0, indptr non-decreasing,
+/// indptr[rows] == nnz, every index in [0, cols). GPU index arrays are copied to the host for
+/// this (values are not read). Throws InvalidArgument naming the array and the position.
+void validate_csr(const CsrView& a, std::string_view op);
+
+/// Whether every row's column indices are strictly increasing (sorted, no duplicates). Host
+/// arrays are read directly; GPU index arrays are copied to the host.
+bool is_canonical(const CsrView& a);
+
+/// A CSR matrix that owns (or shares) its three arrays. Built validated. Policy for unsorted
+/// or duplicate entries: the builders canonicalize (sort the columns of each row, sum
+/// duplicates) into new arrays; already canonical input is shared without a copy.
+class CsrMatrix {
+ public:
+  CsrMatrix() = default;
+
+  /// From CSR arrays (shared when canonical, else a canonical copy on the same device).
+  static CsrMatrix from_csr(int64_t rows, int64_t cols, Tensor indptr, Tensor indices,
+                            Tensor values, std::string_view op = "sparse.csr_matrix");
+  /// From coordinates (row[k], col[k], values[k]); duplicates are summed. Always a copy.
+  static CsrMatrix from_coo(int64_t rows, int64_t cols, const TensorView& row,
+                            const TensorView& col, const TensorView& values,
+                            std::string_view op = "sparse.csr_matrix");
+  /// From CSC arrays (colptr: cols + 1, rowind: nnz). Always a copy.
+  static CsrMatrix from_csc(int64_t rows, int64_t cols, const TensorView& colptr,
+                            const TensorView& rowind, const TensorView& values,
+                            std::string_view op = "sparse.csr_matrix");
+
+  CsrView view() const;
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t nnz() const { return view().nnz(); }
+  const Tensor& indptr() const { return indptr_; }
+  const Tensor& indices() const { return indices_; }
+  const Tensor& values() const { return values_; }
+
+ private:
+  int64_t rows_ = 0;
+  int64_t cols_ = 0;
+  Tensor indptr_, indices_, values_;
+};
+
 /// Which form of a sparse operand a product reads.
 enum class Op : uint8_t { none, transpose, conjugate_transpose };
 
@@ -63,3 +105,4 @@ class SpMV {
 };
 
 }  // namespace gpula::sparse
+#include <gpula/sparse_direct.h>

@@ -259,3 +259,18 @@ def linalg_lstsq(
     framework: int = 0,
     stream: int = 0,
 ) -> Any: ...
+
+# ---- sparse (sparse.cpp): y = alpha op(A) x + beta y into the caller's y ----------------------
+def sparse_spmv(
+    indptr: Operand,
+    indices: Operand,
+    values: Operand,
+    rows: int,
+    cols: int,
+    x: Operand,
+    y: Operand,
+    op: int = 0,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    stream: int = 0,
+) -> None: ...

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Sparse direct solve benchmark: 2-D Poisson (5-point), float64.
+
+  python3 bench/bench_sparse_direct.py [--m 1000] [--out DIR] [--scipy-timeout 60]
+
+Side by side: gpula's CPU DirectSolver (SuiteSparse UMFPACK) first solve (plan + factorize +
+solve) and refactorize + solve, scipy.sparse.linalg.spsolve (run ONCE: it is slow at n = 1e6,
+12.3 s measured on the H200 host; skipped past --scipy-timeout via a child process), and
+cupyx.scipy.sparse.linalg.spsolve when CuPy and a GPU are present (CUDA events). gpula on the
+GPU (cuDSS) is not measured yet: the Python DirectSolver only takes host arrays so far.
+Timing: wall clock (perf_counter) on the host, median of --repeats after one warm-up where the
+call is cheap enough. Writes a dated markdown table to DIR and prints summary lines. Never asserts.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import multiprocessing as mp
+import os
+import statistics
+import time
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+
+def poisson(m: int) -> sp.csr_matrix:
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m))
+    e = sp.identity(m)
+    a = (sp.kron(t, e) + sp.kron(e, t)).tocsr()
+    a.sort_indices()
+    return a
+
+
+def _scipy_child(m, q):
+    a = poisson(m)
+    b = np.ones(a.shape[0])
+    t0 = time.perf_counter()
+    x = spla.spsolve(a, b)
+    q.put((time.perf_counter() - t0, float(np.linalg.norm(a @ x - b) / np.linalg.norm(b))))
+
+
+def time_scipy_once(m, timeout):
+    q = mp.get_context("fork").Queue()
+    p = mp.get_context("fork").Process(target=_scipy_child, args=(m, q))
+    p.start()
+    p.join(timeout)
+    if p.is_alive():
+        p.terminate()
+        p.join()
+        return None, None
+    return q.get() if not q.empty() else (None, None)
+
+
+def time_gpula_cpu(a, b, repeats):
+    import gpula as gl
+
+    t0 = time.perf_counter()
+    s = gl.sparse.DirectSolver(a, b)
+    s.plan()
+    s.factorize()
+    x = s.solve()
+    first = time.perf_counter() - t0
+    resid = float(np.linalg.norm(a @ x - b) / np.linalg.norm(b))
+    refac = []
+    for r in range(repeats):
+        a2 = a.copy()
+        a2.data = a2.data * (1.0 + 0.01 * (r + 1))
+        t0 = time.perf_counter()
+        s.reset_operands(a=a2)
+        s.factorize()
+        s.solve()
+        refac.append(time.perf_counter() - t0)
+    s.free()
+    return first, statistics.median(refac), resid
+
+
+def time_cupyx(a, b, repeats):
+    try:
+        import cupy as cp
+        import cupyx.scipy.sparse as csp
+        import cupyx.scipy.sparse.linalg as cspla
+
+        if cp.cuda.runtime.getDeviceCount() == 0:
+            return None
+    except Exception:
+        return None
+    da = csp.csr_matrix(a)
+    db = cp.asarray(b)
+    cspla.spsolve(da, db)  # warm-up
+    times = []
+    for _ in range(repeats):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        cspla.spsolve(da, db)
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+    return statistics.median(times)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--m", type=int, default=1000, help="grid side: n = m * m")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--scipy-timeout", type=float, default=40.0)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    a = poisson(args.m)
+    n, nnz = a.shape[0], a.nnz
+    b = np.ones(n)
+    first, refac, resid = time_gpula_cpu(a, b, args.repeats)
+    t_scipy, r_scipy = time_scipy_once(args.m, args.scipy_timeout)
+    t_cupyx = time_cupyx(a, b, args.repeats)
+    date = datetime.date.today().isoformat()
+
+    def fmt(t):
+        return "n/a" if t is None else f"{t:.3f}"
+
+    rows = [
+        ("gpula CPU (UMFPACK) plan+factorize+solve", first, f"residual {resid:.1e}"),
+        ("gpula CPU refactorize+solve (median)", refac, f"{refac / first:.2f} of the first solve"),
+        ("scipy.sparse.linalg.spsolve (once)", t_scipy,
+         "timed out" if t_scipy is None else f"residual {r_scipy:.1e}"),
+        ("cupyx.scipy.sparse.linalg.spsolve (median)", t_cupyx, "" if t_cupyx else "no CuPy/GPU"),
+        ("gpula GPU (cuDSS)", None, "not measured: Python DirectSolver takes host arrays only"),
+    ]
+    md = [f"# Sparse direct solve, 2-D Poisson 5-point, n = {n}, nnz = {nnz}, float64 ({date})", "",
+          "| solver | seconds | note |", "|---|---|---|"]
+    md += [f"| {r[0]} | {fmt(r[1])} | {r[2]} |" for r in rows]
+    summary = [f"sparse direct (Poisson n={n}): gpula CPU first {fmt(first)} s, refactorize+solve "
+               f"{fmt(refac)} s ({refac / first:.2f}x of first, target <= 0.25)",
+               f"sparse direct: scipy spsolve {fmt(t_scipy)} s"
+               + (f", gpula CPU speedup {t_scipy / first:.1f}x (target >= 3x)" if t_scipy else ""),
+               f"sparse direct: cupyx spsolve {fmt(t_cupyx)} s; gpula GPU (cuDSS) not measured"]
+    text = "\n".join(md) + "\n\n```\n" + "\n".join(summary) + "\n```\n"
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, f"{date}-sparse-direct.md"), "w") as fh:
+            fh.write(text)
+    print(text, flush=True)
+
+
+if __name__ == "__main__":
+    main()

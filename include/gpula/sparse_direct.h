@@ -1,0 +1,60 @@
+#pragma once
+/// @file sparse_direct.h
+/// Sparse direct solver A x = b for a CSR matrix A, in three phases that can be repeated
+/// separately: plan() (fill-reducing reordering + symbolic analysis), factorize() (numeric
+/// factorization) and solve(). reset_values() swaps in new values of the same pattern, so the
+/// next factorize() reuses the plan (refactorization). CPU: SuiteSparse UMFPACK. CUDA: cuDSS
+/// (not built yet: a CUDA matrix throws NotCompiled("cudss")).
+#include <gpula/sparse.h>
+
+#include <cstdint>
+#include <memory>
+
+namespace gpula::sparse {
+
+/// What is known about A (the factorization the backend may use).
+enum class MatrixType : uint8_t { general, symmetric, positive_definite, hermitian };
+
+/// Which part of A the CSR arrays hold. Only `full` is supported for now.
+enum class StoredTriangle : uint8_t { full, lower, upper };
+
+struct DirectSolverOptions {
+  MatrixType matrix_type = MatrixType::general;
+  StoredTriangle triangle = StoredTriangle::full;
+};
+
+/// A's arrays are copied at construction (the solver owns its pattern and values); b and x of
+/// solve() are (n,) or (n, k) contiguous arrays of A's dtype and device. Phases out of order
+/// (solve before factorize, ...) throw InvalidArgument naming the missing phase; a numerically
+/// singular matrix throws SingularMatrix naming the library's status.
+class DirectSolver {
+ public:
+  explicit DirectSolver(const CsrView& a, const DirectSolverOptions& options = {},
+                        Stream stream = {});
+  ~DirectSolver();
+  DirectSolver(DirectSolver&&) noexcept;
+  DirectSolver& operator=(DirectSolver&&) noexcept;
+  DirectSolver(const DirectSolver&) = delete;
+  DirectSolver& operator=(const DirectSolver&) = delete;
+
+  void plan();
+  void factorize();
+  void solve(const TensorView& b, const TensorView& x);
+  /// New values (nnz,) for the same pattern; the next factorize() reuses the plan.
+  void reset_values(const TensorView& values);
+  /// A new matrix that must have the planned pattern (indptr and indices equal): InvalidArgument
+  /// naming what changed otherwise.
+  void reset_matrix(const CsrView& a);
+  /// Releases the factorization; the solver can only be destroyed afterwards.
+  void free();
+
+  bool planned() const;
+  bool factorized() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpula::sparse

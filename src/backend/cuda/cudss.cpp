@@ -1,0 +1,230 @@
+// CUDA DirectSolver backend: cuDSS. One cudssHandle_t per (device, thread), cached here; the
+// solver copies A's arrays into its own device memory so that the caller's arrays need not
+// outlive it. Analysis, (re)factorization and solve are ordered on the solver's stream.
+#include <cuda_runtime.h>
+#include <cudss.h>
+#include <gpula/error.h>
+
+#include <map>
+#include <string>
+
+#include "backend/cuda/check.h"
+#include "format.h"
+#include "sparse_direct_backend.h"
+
+namespace gpula::sparse::detail::cuda {
+
+namespace {
+
+constexpr const char* kOp = "sparse.DirectSolver";
+
+const char* cudss_status_name(cudssStatus_t s) {
+  switch (s) {
+    case CUDSS_STATUS_SUCCESS:
+      return "CUDSS_STATUS_SUCCESS";
+    case CUDSS_STATUS_NOT_INITIALIZED:
+      return "CUDSS_STATUS_NOT_INITIALIZED";
+    case CUDSS_STATUS_ALLOC_FAILED:
+      return "CUDSS_STATUS_ALLOC_FAILED";
+    case CUDSS_STATUS_INVALID_VALUE:
+      return "CUDSS_STATUS_INVALID_VALUE";
+    case CUDSS_STATUS_NOT_SUPPORTED:
+      return "CUDSS_STATUS_NOT_SUPPORTED";
+    case CUDSS_STATUS_EXECUTION_FAILED:
+      return "CUDSS_STATUS_EXECUTION_FAILED";
+    case CUDSS_STATUS_INTERNAL_ERROR:
+      return "CUDSS_STATUS_INTERNAL_ERROR";
+    case CUDSS_STATUS_IR_FAILED:
+      return "CUDSS_STATUS_IR_FAILED";
+  }
+  return "CUDSS_STATUS_UNKNOWN";
+}
+
+void check_cudss(cudssStatus_t s, const char* call) {
+  if (s == CUDSS_STATUS_SUCCESS) return;
+  const std::string msg =
+      gpula::detail::cat("[", kOp, "] ", call, " failed: ", cudss_status_name(s));
+  if (s == CUDSS_STATUS_ALLOC_FAILED) throw OutOfMemory(msg);
+  throw CudssError(msg, static_cast<int>(s), cudss_status_name(s));
+}
+#define GPULA_CUDSS(call) check_cudss((call), #call)
+
+void check_cuda(cudaError_t e, const char* call) {
+  if (e != cudaSuccess) {
+    throw CudaError(gpula::detail::cat("[", kOp, "] ", call, " failed: ", cudaGetErrorName(e)),
+                    static_cast<int>(e), cudaGetErrorName(e));
+  }
+}
+#define GPULA_CUDA(call) check_cuda((call), #call)
+
+// Handles per (device, thread), destroyed when the thread ends.
+struct HandleCache {
+  std::map<int, cudssHandle_t> handles;
+  ~HandleCache() {
+    for (auto& [device, h] : handles) {
+      if (cudaSetDevice(device) == cudaSuccess) static_cast<void>(cudssDestroy(h));
+    }
+  }
+};
+
+cudssHandle_t handle_for(int device) {
+  thread_local HandleCache cache;
+  auto it = cache.handles.find(device);
+  if (it != cache.handles.end()) return it->second;
+  cudssHandle_t h = nullptr;
+  GPULA_CUDSS(cudssCreate(&h));
+  cache.handles.emplace(device, h);
+  return h;
+}
+
+cudaDataType_t value_type(DType t) {
+  switch (t) {
+    case DType::f32:
+      return CUDA_R_32F;
+    case DType::f64:
+      return CUDA_R_64F;
+    case DType::c64:
+      return CUDA_C_32F;
+    default:
+      return CUDA_C_64F;
+  }
+}
+
+cudssMatrixType_t matrix_type(MatrixType m, bool cplx) {
+  switch (m) {
+    case MatrixType::symmetric:
+      return CUDSS_MTYPE_SYMMETRIC;
+    case MatrixType::positive_definite:
+      return cplx ? CUDSS_MTYPE_HPD : CUDSS_MTYPE_SPD;
+    case MatrixType::hermitian:
+      return cplx ? CUDSS_MTYPE_HERMITIAN : CUDSS_MTYPE_SYMMETRIC;
+    default:
+      return CUDSS_MTYPE_GENERAL;
+  }
+}
+
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    GPULA_CUDA(cudaGetDevice(&previous_));
+    GPULA_CUDA(cudaSetDevice(device));
+  }
+  ~DeviceGuard() { static_cast<void>(cudaSetDevice(previous_)); }
+
+ private:
+  int previous_ = 0;
+};
+
+class CudssBackend final : public DirectBackend {
+ public:
+  CudssBackend(const CsrView& a, const DirectSolverOptions& options, Stream stream)
+      : device_(a.device().index),
+        n_(a.rows),
+        nnz_(a.nnz()),
+        dtype_(a.dtype()),
+        stream_(static_cast<cudaStream_t>(stream.handle)) {
+    DeviceGuard guard(device_);
+    handle_ = handle_for(device_);
+    const std::size_t ib = size_of(a.index_dtype());
+    GPULA_CUDA(cudaMalloc(&indptr_, (n_ + 1) * ib));
+    GPULA_CUDA(cudaMalloc(&indices_, std::max<int64_t>(nnz_, 1) * ib));
+    GPULA_CUDA(cudaMalloc(&values_, std::max<int64_t>(nnz_, 1) * size_of(dtype_)));
+    GPULA_CUDA(
+        cudaMemcpyAsync(indptr_, a.indptr.data, (n_ + 1) * ib, cudaMemcpyDeviceToDevice, stream_));
+    GPULA_CUDA(
+        cudaMemcpyAsync(indices_, a.indices.data, nnz_ * ib, cudaMemcpyDeviceToDevice, stream_));
+    set_values(a.values);
+    const cudaDataType_t it = a.index_dtype() == DType::i32 ? CUDA_R_32I : CUDA_R_64I;
+    const cudssMatrixViewType_t view = options.triangle == StoredTriangle::lower ? CUDSS_MVIEW_LOWER
+                                       : options.triangle == StoredTriangle::upper
+                                           ? CUDSS_MVIEW_UPPER
+                                           : CUDSS_MVIEW_FULL;
+    GPULA_CUDSS(cudssConfigCreate(&config_));
+    GPULA_CUDSS(cudssDataCreate(handle_, &data_));
+    GPULA_CUDSS(cudssMatrixCreateCsr(
+        &a_, n_, n_, nnz_, indptr_, nullptr, indices_, values_, it, it, value_type(dtype_),
+        matrix_type(options.matrix_type, is_complex(dtype_)), view, CUDSS_BASE_ZERO));
+  }
+
+  ~CudssBackend() override {
+    DeviceGuard guard(device_);
+    if (a_) static_cast<void>(cudssMatrixDestroy(a_));
+    if (data_) static_cast<void>(cudssDataDestroy(handle_, data_));
+    if (config_) static_cast<void>(cudssConfigDestroy(config_));
+    static_cast<void>(cudaStreamSynchronize(stream_));
+    static_cast<void>(cudaFree(indptr_));
+    static_cast<void>(cudaFree(indices_));
+    static_cast<void>(cudaFree(values_));
+  }
+
+  void analyze() override { execute(CUDSS_PHASE_ANALYSIS, nullptr, nullptr); }
+
+  void factorize() override {
+    execute(factorized_once_ ? CUDSS_PHASE_REFACTORIZATION : CUDSS_PHASE_FACTORIZATION, nullptr,
+            nullptr);
+    int info = 0;
+    std::size_t written = 0;
+    GPULA_CUDSS(cudssDataGet(handle_, data_, CUDSS_DATA_INFO, &info, sizeof(info), &written));
+    if (info != 0) {
+      const std::string msg = gpula::detail::cat(
+          "[", kOp, "] cuDSS factorization reported info = ", info,
+          " (zero or non-positive pivot; the matrix is singular or not positive definite)");
+      throw SingularMatrix(msg, info > 0 ? info - 1 : -1, -1);
+    }
+    factorized_once_ = true;
+  }
+
+  void set_values(const TensorView& values) override {
+    GPULA_CUDA(cudaMemcpyAsync(values_, values.data, nnz_ * size_of(dtype_),
+                               cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  void solve(const TensorView& b, const TensorView& x) override {
+    const int64_t k = b.ndim() == 2 ? b.shape[1] : 1;
+    cudssMatrix_t bm = nullptr, xm = nullptr;
+    // b and x are (n, k) row-major: a row-major dense matrix with ld = k.
+    const cudssLayout_t layout = k == 1 ? CUDSS_LAYOUT_COL_MAJOR : CUDSS_LAYOUT_ROW_MAJOR;
+    const int64_t ld = k == 1 ? n_ : k;
+    DeviceGuard guard(device_);
+    GPULA_CUDSS(cudssMatrixCreateDn(&bm, n_, k, ld, b.data, value_type(dtype_), layout));
+    try {
+      GPULA_CUDSS(cudssMatrixCreateDn(&xm, n_, k, ld, x.data, value_type(dtype_), layout));
+      execute(CUDSS_PHASE_SOLVE, xm, bm);
+    } catch (...) {
+      if (xm) static_cast<void>(cudssMatrixDestroy(xm));
+      static_cast<void>(cudssMatrixDestroy(bm));
+      throw;
+    }
+    static_cast<void>(cudssMatrixDestroy(xm));
+    static_cast<void>(cudssMatrixDestroy(bm));
+  }
+
+ private:
+  void execute(int phase, cudssMatrix_t solution, cudssMatrix_t rhs) {
+    DeviceGuard guard(device_);
+    GPULA_CUDSS(cudssSetStream(handle_, stream_));
+    GPULA_CUDSS(cudssExecute(handle_, phase, config_, data_, a_, solution, rhs));
+    GPULA_CUDA(cudaStreamSynchronize(stream_));
+  }
+
+  int device_;
+  int64_t n_, nnz_;
+  DType dtype_;
+  cudaStream_t stream_;
+  cudssHandle_t handle_ = nullptr;
+  cudssConfig_t config_ = nullptr;
+  cudssData_t data_ = nullptr;
+  cudssMatrix_t a_ = nullptr;
+  void *indptr_ = nullptr, *indices_ = nullptr, *values_ = nullptr;
+  bool factorized_once_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<DirectBackend> make_direct_backend(const CsrView& a,
+                                                   const DirectSolverOptions& options,
+                                                   Stream stream) {
+  return std::make_unique<CudssBackend>(a, options, stream);
+}
+
+}  // namespace gpula::sparse::detail::cuda

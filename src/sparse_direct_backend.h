@@ -1,0 +1,35 @@
+#pragma once
+// The interface between the DirectSolver front (argument and state checks) and a backend.
+#include <gpula/sparse_direct.h>
+
+#include <memory>
+#include <string>
+
+namespace gpula::sparse::detail {
+
+/// One factorization of one matrix pattern. The front guarantees the phase order and the
+/// shapes, dtypes and devices of every argument.
+class DirectBackend {
+ public:
+  virtual ~DirectBackend() = default;
+  virtual void analyze() = 0;                             // reordering + symbolic analysis
+  virtual void factorize() = 0;                           // numeric (re)factorization
+  virtual void set_values(const TensorView& values) = 0;  // (nnz,), A's dtype and device
+  /// b and x: contiguous (n,) or (n, k) row-major.
+  virtual void solve(const TensorView& b, const TensorView& x) = 0;
+};
+
+namespace cpu {
+/// SuiteSparse UMFPACK (LU with the pattern's ordering kept between refactorizations).
+std::unique_ptr<DirectBackend> make_direct_backend(const CsrView& a,
+                                                   const DirectSolverOptions& options);
+}  // namespace cpu
+
+namespace cuda {
+/// cuDSS (only built when cudss.h and libcudss were found: GPULA_WITH_CUDSS).
+std::unique_ptr<DirectBackend> make_direct_backend(const CsrView& a,
+                                                   const DirectSolverOptions& options,
+                                                   Stream stream);
+}  // namespace cuda
+
+}  // namespace gpula::sparse::detail

@@ -1,0 +1,120 @@
+"""gl.sparse.DirectSolver / spsolve on the CPU (SuiteSparse UMFPACK) against scipy.sparse.linalg."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import gpula as gl
+
+
+def _random(n, dtype, seed, density=0.02):
+    rng = np.random.default_rng(seed)
+    a = sp.random(n, n, density=density, random_state=rng, format="csr")
+    if np.issubdtype(dtype, np.complexfloating):
+        a = a + 1j * sp.random(n, n, density=density, random_state=rng, format="csr")
+    a = a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0)
+    return sp.csr_matrix(a, dtype=dtype)
+
+
+TOL = {np.float32: 1e-4, np.float64: 1e-10, np.complex64: 1e-4, np.complex128: 1e-10}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("k", [None, 3])
+def test_direct_solver_matches_scipy(dtype, k):
+    a = _random(200, dtype, 1)
+    rng = np.random.default_rng(2)
+    b = rng.standard_normal((200,) if k is None else (200, k)).astype(dtype)
+    b_before = b.copy()
+    with gl.sparse.DirectSolver(a, b) as s:
+        s.plan()
+        s.factorize()
+        x = s.solve()
+    ref = spla.spsolve(a.astype(np.complex128 if np.iscomplexobj(b) else np.float64), b)
+    np.testing.assert_allclose(x, np.asarray(ref).reshape(x.shape), rtol=TOL[dtype], atol=TOL[dtype])
+    assert x.dtype == dtype
+    np.testing.assert_array_equal(b, b_before)
+
+
+def test_refactorize_same_pattern():
+    a = _random(150, np.float64, 3)
+    b = np.ones(150)
+    s = gl.sparse.DirectSolver(a, b)
+    s.plan()
+    s.factorize()
+    a2 = a.copy()
+    a2.data = a2.data * np.linspace(1.0, 2.0, a2.nnz)
+    a2 = a2 + sp.diags(np.full(150, 5.0))  # same pattern: diagonal already stored
+    assert a2.nnz == a.nnz
+    s.reset_operands(a=a2, b=2 * b)
+    s.factorize()
+    np.testing.assert_allclose(s.solve(), spla.spsolve(a2, 2 * b), rtol=1e-10)
+
+
+def test_pattern_change_is_value_error():
+    a = _random(50, np.float64, 4)
+    s = gl.sparse.DirectSolver(a, np.ones(50))
+    s.plan()
+    with pytest.raises(ValueError, match="pattern"):
+        s.reset_operands(a=_random(50, np.float64, 5, density=0.1))
+
+
+def test_state_order_errors():
+    a = _random(20, np.float64, 6)
+    s = gl.sparse.DirectSolver(a, np.ones(20))
+    with pytest.raises(ValueError, match="before plan"):
+        s.factorize()
+    s.plan()
+    with pytest.raises(ValueError, match="before factorize"):
+        s.solve()
+
+
+def test_wrong_dtype_and_shape():
+    a = _random(20, np.float64, 7)
+    with pytest.raises(TypeError):
+        gl.sparse.DirectSolver(a, np.ones(20, np.float32))
+    with pytest.raises(ValueError):
+        gl.sparse.DirectSolver(a, np.ones(21))
+    with pytest.raises(ValueError):
+        gl.sparse.DirectSolver(a, np.ones(20), {"assume_a": "spd"})
+
+
+def test_singular_is_linalg_error():
+    a = sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    s = gl.sparse.DirectSolver(a, np.ones(2))
+    s.plan()
+    with pytest.raises(gl.errors.LinAlgError, match="UMFPACK"):
+        s.factorize()
+
+
+def test_spsolve_sparse_and_dense_paths():
+    a = _random(300, np.float64, 8, density=0.005)
+    b = np.arange(300.0)
+    np.testing.assert_allclose(gl.sparse.spsolve(a, b), spla.spsolve(a, b), rtol=1e-10)
+    d = _random(30, np.float64, 9, density=0.3)  # above the 5% threshold: dense path
+    np.testing.assert_allclose(gl.sparse.spsolve(d, b[:30]), spla.spsolve(d, b[:30]), rtol=1e-10)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_cupy_matches_scipy(dtype):
+    cupy = pytest.importorskip("cupy")
+    import cupyx.scipy.sparse as csp
+
+    a = _random(300, dtype, 10)
+    b = np.random.default_rng(11).standard_normal((300, 2)).astype(dtype)
+    with gl.sparse.DirectSolver(csp.csr_matrix(a), cupy.asarray(b)) as s:
+        s.plan()
+        s.factorize()
+        x = s.solve()
+        assert isinstance(x, cupy.ndarray)
+        ref = spla.spsolve(a.astype(np.complex128 if np.iscomplexobj(b) else np.float64), b)
+        np.testing.assert_allclose(cupy.asnumpy(x), ref, rtol=TOL[dtype], atol=TOL[dtype])
+        a2 = a.copy()
+        a2.data = a2.data * 1.5
+        a2 = a2 + sp.diags(np.full(300, 3.0))
+        s.reset_operands(a=csp.csr_matrix(a2))
+        s.factorize()
+        ref2 = spla.spsolve(a2.astype(np.complex128 if np.iscomplexobj(b) else np.float64), b)
+        np.testing.assert_allclose(cupy.asnumpy(s.solve()), ref2, rtol=TOL[dtype], atol=TOL[dtype])
