@@ -63,3 +63,5 @@ class SpMV {
 };
 
 }  // namespace gpula::sparse
+
+#include <gpula/sparse_iterative.h>
