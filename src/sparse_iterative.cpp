@@ -1,6 +1,7 @@
 // Fronts of the Krylov solvers: argument checks, then the CPU backend.
 #include <string>
 
+#include "backend/cuda_api.h"
 #include "format.h"
 #include "sparse_iterative_problem.h"
 
@@ -40,7 +41,7 @@ void check_vector(const TensorView& v, const char* name, int64_t n, DType dtype,
 }
 
 IterativeResult run(IterativeProblem& p, Device device, const TensorView& b, const TensorView& x,
-                    const IterativeOptions& options) {
+                    const IterativeOptions& options, Stream stream) {
   const char* op = p.op;
   const DType v = p.dtype;
   if (v != DType::f32 && v != DType::f64 && v != DType::c64 && v != DType::c128) {
@@ -67,14 +68,20 @@ IterativeResult run(IterativeProblem& p, Device device, const TensorView& b, con
   }
   p.maxiter = options.maxiter < 0 ? 10 * p.n : options.maxiter;
   if (device.is_cuda()) {
-    throw_error<NotSupported>(op, "CUDA arrays are not supported yet, got A on ",
-                              to_string(device));
+    if (p.csr == nullptr) {
+      throw_error<NotSupported>(op, "a matrix-free LinearOperator on a GPU is not supported yet");
+    }
+    Stream st = stream;
+    if (!(st.device == device)) st = Stream{device, nullptr};
+    IterativeResult r = cuda::iterative_solve(p, b, x, options, st);
+    if (options.common.blocking) detail::cuda::synchronize(st);
+    return r;
   }
   return cpu::iterative_solve(p, b, x, options);
 }
 
 IterativeResult solve_csr(KrylovMethod m, const char* op, const CsrView& a, const TensorView& b,
-                          const TensorView& x, const IterativeOptions& options) {
+                          const TensorView& x, const IterativeOptions& options, Stream stream) {
   check_csr(a, op);
   if (a.rows != a.cols) {
     throw_error<InvalidArgument>(op, "A must be square, got shape (", a.rows, ", ", a.cols, ")");
@@ -85,12 +92,12 @@ IterativeResult solve_csr(KrylovMethod m, const char* op, const CsrView& a, cons
   p.n = a.rows;
   p.dtype = a.dtype();
   p.csr = &a;
-  return run(p, a.device(), b, x, options);
+  return run(p, a.device(), b, x, options, stream);
 }
 
 IterativeResult solve_op(KrylovMethod m, const char* op, const LinearOperator& a,
-                         const TensorView& b, const TensorView& x,
-                         const IterativeOptions& options) {
+                         const TensorView& b, const TensorView& x, const IterativeOptions& options,
+                         Stream stream) {
   if (a.rows != a.cols || a.rows < 0) {
     throw_error<InvalidArgument>(op, "A must be square, got shape (", a.rows, ", ", a.cols, ")");
   }
@@ -101,42 +108,42 @@ IterativeResult solve_op(KrylovMethod m, const char* op, const LinearOperator& a
   p.n = a.rows;
   p.dtype = a.dtype;
   p.matvec = a.matvec;
-  return run(p, b.device, b, x, options);
+  return run(p, b.device, b, x, options, stream);
 }
 
 }  // namespace
 
 IterativeResult cg(const CsrView& a, const TensorView& b, const TensorView& x,
-                   const IterativeOptions& o, Stream) {
-  return solve_csr(KrylovMethod::cg, "sparse.linalg.cg", a, b, x, o);
+                   const IterativeOptions& o, Stream s) {
+  return solve_csr(KrylovMethod::cg, "sparse.linalg.cg", a, b, x, o, s);
 }
 IterativeResult gmres(const CsrView& a, const TensorView& b, const TensorView& x,
-                      const IterativeOptions& o, Stream) {
-  return solve_csr(KrylovMethod::gmres, "sparse.linalg.gmres", a, b, x, o);
+                      const IterativeOptions& o, Stream s) {
+  return solve_csr(KrylovMethod::gmres, "sparse.linalg.gmres", a, b, x, o, s);
 }
 IterativeResult bicgstab(const CsrView& a, const TensorView& b, const TensorView& x,
-                         const IterativeOptions& o, Stream) {
-  return solve_csr(KrylovMethod::bicgstab, "sparse.linalg.bicgstab", a, b, x, o);
+                         const IterativeOptions& o, Stream s) {
+  return solve_csr(KrylovMethod::bicgstab, "sparse.linalg.bicgstab", a, b, x, o, s);
 }
 IterativeResult minres(const CsrView& a, const TensorView& b, const TensorView& x,
-                       const IterativeOptions& o, Stream) {
-  return solve_csr(KrylovMethod::minres, "sparse.linalg.minres", a, b, x, o);
+                       const IterativeOptions& o, Stream s) {
+  return solve_csr(KrylovMethod::minres, "sparse.linalg.minres", a, b, x, o, s);
 }
 IterativeResult cg(const LinearOperator& a, const TensorView& b, const TensorView& x,
-                   const IterativeOptions& o, Stream) {
-  return solve_op(KrylovMethod::cg, "sparse.linalg.cg", a, b, x, o);
+                   const IterativeOptions& o, Stream s) {
+  return solve_op(KrylovMethod::cg, "sparse.linalg.cg", a, b, x, o, s);
 }
 IterativeResult gmres(const LinearOperator& a, const TensorView& b, const TensorView& x,
-                      const IterativeOptions& o, Stream) {
-  return solve_op(KrylovMethod::gmres, "sparse.linalg.gmres", a, b, x, o);
+                      const IterativeOptions& o, Stream s) {
+  return solve_op(KrylovMethod::gmres, "sparse.linalg.gmres", a, b, x, o, s);
 }
 IterativeResult bicgstab(const LinearOperator& a, const TensorView& b, const TensorView& x,
-                         const IterativeOptions& o, Stream) {
-  return solve_op(KrylovMethod::bicgstab, "sparse.linalg.bicgstab", a, b, x, o);
+                         const IterativeOptions& o, Stream s) {
+  return solve_op(KrylovMethod::bicgstab, "sparse.linalg.bicgstab", a, b, x, o, s);
 }
 IterativeResult minres(const LinearOperator& a, const TensorView& b, const TensorView& x,
-                       const IterativeOptions& o, Stream) {
-  return solve_op(KrylovMethod::minres, "sparse.linalg.minres", a, b, x, o);
+                       const IterativeOptions& o, Stream s) {
+  return solve_op(KrylovMethod::minres, "sparse.linalg.minres", a, b, x, o, s);
 }
 
 }  // namespace gpula::sparse

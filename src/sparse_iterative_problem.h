@@ -21,4 +21,11 @@ IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, 
                                 const IterativeOptions& options);
 }  // namespace cpu
 
+namespace cuda {
+/// Device-resident loop (src/backend/cuda/sparse_iterative.cpp); NotCompiled without CUDA,
+/// NotSupported for what is not written yet (only cg, real, M = None / jacobi).
+IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
+                                const IterativeOptions& options, Stream stream);
+}  // namespace cuda
+
 }  // namespace gpula::sparse
