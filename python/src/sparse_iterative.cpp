@@ -64,7 +64,13 @@ void init_sparse_iterative(nb::module_& m) {
           o.preconditioner = sparse::parse_preconditioner(*m_name, op);
         }
         if (!callback.is_none()) {
-          o.callback = [callback](const TensorView& xk) { callback(numpy_view(xk)); };
+          o.callback = [callback](const TensorView& xk) {
+            if (xk.device.is_cuda()) {
+              callback(nb::none());  // the Python side copies its own device x
+            } else {
+              callback(numpy_view(xk));
+            }
+          };
         }
         const TensorView bv = to_view(b, op.c_str(), "b");
         const TensorView xv = to_view(x, op.c_str(), "x");

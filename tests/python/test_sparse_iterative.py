@@ -126,3 +126,46 @@ def test_errors():
     op = sla.LinearOperator((3, 3), matvec=lambda v: v)
     with pytest.raises(InvalidArgument, match="LinearOperator"):
         sla.cg(op, np.ones(3), M="jacobi")
+
+
+def _cupy():
+    cp = pytest.importorskip("cupy")
+    try:
+        if cp.cuda.runtime.getDeviceCount() == 0:
+            pytest.skip("no GPU")
+    except Exception:
+        pytest.skip("no GPU")
+    return cp
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M", [None, "jacobi"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cupy_cg_matches_cpu(M, dtype):
+    cp = _cupy()
+    import cupyx.scipy.sparse as csps
+
+    a = poisson2d(30, dtype)
+    b = np.random.default_rng(7).standard_normal(a.shape[0]).astype(dtype)
+    rtol = 1e-5 if dtype == np.float32 else 1e-10
+    xc, infoc = sla.cg(a, b, rtol=rtol, M=M)
+    calls = []
+    xg, infog = sla.cg(csps.csr_matrix(a), cp.asarray(b), rtol=rtol, M=M, callback=calls.append)
+    assert isinstance(xg, cp.ndarray) and xg.dtype == np.dtype(dtype)
+    assert infoc == 0 and infog == 0 and len(calls) > 0 and isinstance(calls[0], cp.ndarray)
+    x = cp.asnumpy(xg)
+    assert np.linalg.norm(x - xc) / np.linalg.norm(xc) < (1e-3 if dtype == np.float32 else 1e-8)
+
+
+@pytest.mark.gpu
+def test_cupy_not_supported_yet():
+    cp = _cupy()
+    import cupyx.scipy.sparse as csps
+
+    from gpula.errors import NotSupported
+
+    a = csps.csr_matrix(poisson2d(4))
+    with pytest.raises(NotSupported):
+        sla.gmres(a, cp.ones(16))
+    with pytest.raises(NotSupported):
+        sla.cg(a, cp.ones(16), M="ic0")

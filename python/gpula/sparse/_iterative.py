@@ -123,8 +123,8 @@ def _solve(method: str, A: Any, b: Any, x0: Any, rtol: float, atol: float, maxit
            M: Any, callback: Any, restart: int = 20) -> tuple[Any, int]:
     op = f"sparse.linalg.{method}"
     torch_out = type(b).__module__.startswith("torch")
-    if _is_gpu(b) or _is_gpu(A):
-        raise NotSupported(f"[{op}] GPU arrays are not supported yet (CPU backend only)")
+    if _is_gpu(b) or _is_gpu(A) or _is_gpu(getattr(A, "data", None)):
+        return _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback)
     csr = _csr_arrays(A, op)
     b_dt = getattr(np.asarray(b.numpy() if torch_out else b), "dtype", None)
     if csr is not None:
@@ -160,6 +160,35 @@ def _solve(method: str, A: Any, b: Any, x0: Any, rtol: float, atol: float, maxit
         import torch
 
         return torch.from_numpy(x), int(info)
+    return x, int(info)
+
+
+def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback):
+    """CuPy arrays and a cupyx CSR matrix: the device-resident loop (cg, real, M None/jacobi)."""
+    if type(b).__module__.startswith("torch"):
+        raise NotSupported(f"[{op}] CUDA torch tensors are not supported yet (CuPy arrays are)")
+    import cupy as cp
+
+    if method != "cg" or not all(hasattr(A, k) for k in ("data", "indices", "indptr")):
+        raise NotSupported(f"[{op}] on a GPU only cg with a sparse CSR A is implemented yet")
+    if M is not None and not isinstance(M, str):
+        raise NotSupported(f"[{op}] on a GPU M must be None or 'jacobi' for now")
+    n, m = (int(v) for v in A.shape)
+    if n != m:
+        raise InvalidArgument(f"[{op}] A must be square, got shape ({n}, {m})")
+    dt = _result_dtype(op, np.dtype(A.data.dtype), np.dtype(b.dtype))
+    bv = cp.ascontiguousarray(cp.asarray(b).reshape(-1), dtype=dt)
+    if bv.shape != (n,):
+        raise InvalidArgument(f"[{op}] b must have shape ({n},), got {tuple(cp.asarray(b).shape)}")
+    x = cp.zeros(n, dtype=dt) if x0 is None else cp.array(cp.asarray(x0).reshape(n), dtype=dt)
+    itype = cp.int32 if A.indptr.dtype == cp.int32 and A.indices.dtype == cp.int32 else cp.int64
+    data = cp.ascontiguousarray(A.data, dtype=dt)
+    indices = cp.ascontiguousarray(A.indices, dtype=itype)
+    indptr = cp.ascontiguousarray(A.indptr, dtype=itype)
+    cb = None if callback is None else (lambda _xk: callback(x.copy()))  # a host sync per call
+    info, _its, _res = _gpula.sparse_iterative(
+        method, n, data, indices, indptr, None, _DTYPES[dt], bv, x, float(rtol), float(atol),
+        -1 if maxiter is None else int(maxiter), 20, M, None, cb)
     return x, int(info)
 
 
