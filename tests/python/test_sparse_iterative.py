@@ -169,3 +169,30 @@ def test_cupy_not_supported_yet():
         sla.gmres(a, cp.ones(16))
     with pytest.raises(NotSupported):
         sla.cg(a, cp.ones(16), M="ic0")
+
+
+@pytest.mark.parametrize("method", ["minres", "cg"])
+def test_complex_hermitian(method):
+    rng = np.random.default_rng(11)
+    n = 60
+    a = sps.random(n, n, density=0.1, random_state=11) * (1 + 0.5j)
+    a = a + a.conj().T
+    d = np.asarray(abs(a).sum(axis=1)).ravel() + 1.0
+    if method == "minres":
+        d[::3] *= -1
+    a = (a + sps.diags(d)).tocsr()
+    b = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    x, info = getattr(sla, method)(a, b, rtol=1e-10)
+    assert info == 0 and x.dtype == np.complex128
+    ref = np.linalg.solve(a.toarray(), b)
+    assert np.linalg.norm(x - ref) / np.linalg.norm(ref) < 1e-7
+
+
+def test_integer_matrix_promotes_to_float64_and_torch_cpu():
+    a = sps.csr_matrix(np.array([[4, 1], [1, 3]]))
+    x, info = sla.cg(a, [1, 2], rtol=1e-12)
+    assert info == 0 and x.dtype == np.float64
+    np.testing.assert_allclose(x, np.linalg.solve(a.toarray(), [1.0, 2.0]), rtol=1e-10)
+    torch = pytest.importorskip("torch")
+    xt, info = sla.bicgstab(a, torch.tensor([1.0, 2.0], dtype=torch.float64), rtol=1e-12)
+    assert isinstance(xt, torch.Tensor) and info == 0
