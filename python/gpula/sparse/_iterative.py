@@ -62,13 +62,17 @@ def _result_dtype(op: str, *dts: Any) -> np.dtype:
     if dt == np.float16:
         dt = np.dtype(np.float32)
     if dt not in _DTYPES:
-        raise DTypeError(f"[{op}] A and b must be float32, float64, complex64 or complex128, got {dt}")
+        raise DTypeError(
+            f"[{op}] A and b must be float32, float64, complex64 or complex128, got {dt}"
+        )
     return dt
 
 
 def _vector(v: Any, n: int, name: str, dt: np.dtype, op: str) -> np.ndarray:
     if _is_gpu(v):
-        raise NotSupported(f"[{op}] GPU arrays are not supported yet, got {name} of {type(v).__module__}")
+        raise NotSupported(
+            f"[{op}] GPU arrays are not supported yet, got {name} of {type(v).__module__}"
+        )
     a = np.asarray(v.numpy() if hasattr(v, "numpy") and not isinstance(v, np.ndarray) else v)
     if a.shape not in ((n,), (n, 1)):
         raise InvalidArgument(f"[{op}] {name} must have shape ({n},), got {a.shape}")
@@ -79,11 +83,15 @@ def _as_apply(obj: Any, n: int, op: str, name: str) -> Callable[[Any], Any] | No
     """matvec of a LinearOperator / scipy LinearOperator / sparse or dense matrix / callable."""
     if hasattr(obj, "matvec") and hasattr(obj, "shape"):
         if tuple(obj.shape) != (n, n):
-            raise InvalidArgument(f"[{op}] {name} must have shape ({n}, {n}), got {tuple(obj.shape)}")
+            raise InvalidArgument(
+                f"[{op}] {name} must have shape ({n}, {n}), got {tuple(obj.shape)}"
+            )
         return obj.matvec
     if hasattr(obj, "shape") and hasattr(obj, "__matmul__"):
         if tuple(obj.shape) != (n, n):
-            raise InvalidArgument(f"[{op}] {name} must have shape ({n}, {n}), got {tuple(obj.shape)}")
+            raise InvalidArgument(
+                f"[{op}] {name} must have shape ({n}, {n}), got {tuple(obj.shape)}"
+            )
         return lambda v: obj @ v
     if callable(obj):
         return obj
@@ -115,12 +123,31 @@ def _csr_arrays(a: Any, op: str) -> tuple[Any, Any, Any, int] | None:
         raise InvalidArgument(f"[{op}] A must be square, got shape ({rows}, {cols})")
     data = np.asarray(c.data)
     indptr = np.asarray(c.indptr)
-    itype = np.int32 if indptr.dtype == np.int32 and np.asarray(c.indices).dtype == np.int32 else np.int64
-    return data, np.ascontiguousarray(c.indices, dtype=itype), np.ascontiguousarray(indptr, dtype=itype), rows
+    itype = (
+        np.int32
+        if indptr.dtype == np.int32 and np.asarray(c.indices).dtype == np.int32
+        else np.int64
+    )
+    return (
+        data,
+        np.ascontiguousarray(c.indices, dtype=itype),
+        np.ascontiguousarray(indptr, dtype=itype),
+        rows,
+    )
 
 
-def _solve(method: str, A: Any, b: Any, x0: Any, rtol: float, atol: float, maxiter: Any,
-           M: Any, callback: Any, restart: int = 20) -> tuple[Any, int]:
+def _solve(
+    method: str,
+    A: Any,
+    b: Any,
+    x0: Any,
+    rtol: float,
+    atol: float,
+    maxiter: Any,
+    M: Any,
+    callback: Any,
+    restart: int = 20,
+) -> tuple[Any, int]:
     op = f"sparse.linalg.{method}"
     torch_out = type(b).__module__.startswith("torch")
     if _is_gpu(b) or _is_gpu(A) or _is_gpu(getattr(A, "data", None)):
@@ -134,7 +161,9 @@ def _solve(method: str, A: Any, b: Any, x0: Any, rtol: float, atol: float, maxit
         matvec = None
     else:
         if not (hasattr(A, "shape") and hasattr(A, "matvec")):
-            raise InvalidArgument(f"[{op}] A must be a sparse matrix or a LinearOperator, got {type(A).__name__}")
+            raise InvalidArgument(
+                f"[{op}] A must be a sparse matrix or a LinearOperator, got {type(A).__name__}"
+            )
         n, m = (int(s) for s in A.shape)
         if n != m:
             raise InvalidArgument(f"[{op}] A must be square, got shape ({n}, {m})")
@@ -150,12 +179,30 @@ def _solve(method: str, A: Any, b: Any, x0: Any, rtol: float, atol: float, maxit
     elif M is not None:
         f = _as_apply(M, n, op, "M")
         if f is None:
-            raise InvalidArgument(f"[{op}] M must be None, 'jacobi', 'ic0', 'ilu0' or an operator, got {type(M).__name__}")
+            raise InvalidArgument(
+                f"[{op}] M must be None, 'jacobi', 'ic0', 'ilu0' or an operator, "
+                f"got {type(M).__name__}"
+            )
         m_op = _writer(f, n)
     cb = None if callback is None else (lambda xk: callback(xk.copy()))
     info, _its, _res = _gpula.sparse_iterative(
-        method, n, data, indices, indptr, matvec, _DTYPES[dt], bv, x, float(rtol), float(atol),
-        -1 if maxiter is None else int(maxiter), int(restart), m_name, m_op, cb)
+        method,
+        n,
+        data,
+        indices,
+        indptr,
+        matvec,
+        _DTYPES[dt],
+        bv,
+        x,
+        float(rtol),
+        float(atol),
+        -1 if maxiter is None else int(maxiter),
+        int(restart),
+        m_name,
+        m_op,
+        cb,
+    )
     if torch_out:
         import torch
 
@@ -187,8 +234,23 @@ def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback):
     indptr = cp.ascontiguousarray(A.indptr, dtype=itype)
     cb = None if callback is None else (lambda _xk: callback(x.copy()))  # a host sync per call
     info, _its, _res = _gpula.sparse_iterative(
-        method, n, data, indices, indptr, None, _DTYPES[dt], bv, x, float(rtol), float(atol),
-        -1 if maxiter is None else int(maxiter), 20, M, None, cb)
+        method,
+        n,
+        data,
+        indices,
+        indptr,
+        None,
+        _DTYPES[dt],
+        bv,
+        x,
+        float(rtol),
+        float(atol),
+        -1 if maxiter is None else int(maxiter),
+        20,
+        M,
+        None,
+        cb,
+    )
     return x, int(info)
 
 
@@ -214,12 +276,21 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     return _solve("bicgstab", A, b, x0, rtol, atol, maxiter, M, callback)
 
 
-def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None,
-          callback=None):
+def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None, callback=None):
     """Restarted GMRES (right preconditioning); maxiter counts restart cycles (scipy), restart is
     the Krylov dimension (default 20). callback(xk) is called after every restart cycle."""
-    return _solve("gmres", A, b, x0, rtol, atol, maxiter, M, callback,
-                  restart=20 if restart is None else restart)
+    return _solve(
+        "gmres",
+        A,
+        b,
+        x0,
+        rtol,
+        atol,
+        maxiter,
+        M,
+        callback,
+        restart=20 if restart is None else restart,
+    )
 
 
 def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
