@@ -394,6 +394,25 @@ def main(argv=None):
         summary += sd_lines
         with open(os.path.join(args.out, "bench_summary.txt"), "a") as fh:
             fh.write("\n".join(sd_lines) + "\n")
+    # Sparse iterative solvers (bench_sparse_iterative.py, ~90 s): its table is appended to the
+    # log, its summary lines to bench_summary.txt and to the printed summary.
+    sparse_summary = os.path.join(args.out, "bench_sparse_iterative_summary.txt")
+    try:
+        cmd = [sys.executable, "-u", os.path.join(HERE, "bench_sparse_iterative.py"), "--json",
+               os.path.join(args.out, "bench_sparse_iterative.json"), "--summary", sparse_summary]
+        if args.quick:
+            cmd.append("--quick")
+        sp_out = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
+        for ln in (sp_out.stdout + sp_out.stderr).splitlines():
+            log(ln)
+        if os.path.exists(sparse_summary):
+            with open(sparse_summary) as fh:
+                sparse_lines = fh.read().splitlines()
+            summary += sparse_lines
+            with open(os.path.join(args.out, "bench_summary.txt"), "a") as fh:
+                fh.write("\n".join(sparse_lines) + "\n")
+    except (subprocess.TimeoutExpired, OSError) as e:
+        log(f"bench_sparse_iterative.py did not finish: {e}")
     log(f"tables: {os.path.join(args.results_dir, name)} (copy in {args.out}); "
         f"{time.time() - t0:.0f} s in all; C++ {cpp_status}, Python {py_status}")
     with open(os.path.join(args.out, "bench_full.log"), "w") as fh:

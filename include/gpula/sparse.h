@@ -106,3 +106,5 @@ class SpMV {
 
 }  // namespace gpula::sparse
 #include <gpula/sparse_direct.h>
+
+#include <gpula/sparse_iterative.h>

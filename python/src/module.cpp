@@ -7,6 +7,7 @@ void init_linalg_qr(nb::module_& m);  // linalg_qr.cpp
 void init_linalg_eigh(nb::module_& m);  // linalg_eigh.cpp
 void init_sparse(nb::module_& m);  // sparse.cpp
 void init_sparse_direct(nb::module_& m);  // sparse_direct.cpp
+void init_sparse_iterative(nb::module_& m);  // sparse_iterative.cpp
 }  // namespace gpula::python
 
 NB_MODULE(_gpula, m) {
@@ -22,4 +23,5 @@ NB_MODULE(_gpula, m) {
   init_linalg_eigh(m);
   init_sparse(m);
   init_sparse_direct(m);
+  init_sparse_iterative(m);
 }

@@ -1,4 +1,4 @@
-"""Sparse matrices (CSR) and their products: ``gl.sparse``.
+"""Sparse matrices (CSR) and what runs on them: ``gl.sparse``.
 
     >>> import scipy.sparse as sp, gpula as gl
     >>> A = gl.sparse.as_csr(sp.random(5, 4, density=0.5, format="csr"), "example")
@@ -6,8 +6,8 @@
     (5, 4)
 """
 
+from . import linalg  # noqa: F401  (iterative solvers: gl.sparse.linalg.cg, ...)
+from ._direct import DirectSolver, spsolve
 from ._matrix import as_csr, csr_matrix, from_dense
-from ._direct import DirectSolver, spsolve  # sparse-direct
 
-__all__ = ["as_csr", "csr_matrix", "from_dense"]
-__all__ += ["DirectSolver", "spsolve"]  # sparse-direct
+__all__ = ["as_csr", "csr_matrix", "from_dense", "DirectSolver", "spsolve", "linalg"]

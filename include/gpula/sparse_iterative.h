@@ -1,0 +1,82 @@
+#pragma once
+/// @file sparse_iterative.h
+/// Krylov solvers for A x = b with a sparse (CsrView) or matrix-free (LinearOperator) A:
+/// cg (Hermitian positive definite), gmres (restarted, any square A), bicgstab (any square A) and
+/// minres (Hermitian, possibly indefinite). Semantics follow scipy.sparse.linalg:
+///  - x holds the initial guess x0 on entry and the solution on return;
+///  - convergence is ||b - A x||_2 <= max(rtol * ||b||_2, atol), tested on the true
+///    (recurrence-updated, unpreconditioned) residual;
+///  - info 0: converged; info > 0: the iteration count reached without convergence (maxiter);
+///    info < 0: breakdown (a zero or non-finite scalar of the recurrence).
+///  - b = 0 returns x = 0 with info 0; an x0 that already satisfies the test returns after 0
+///    iterations.
+/// Preconditioners: jacobi (inverse diagonal), ilu0 (incomplete LU with A's pattern), ic0
+/// (incomplete Cholesky, Hermitian positive pivots required) or any operator z = M^-1 r.
+/// Backends: the CPU (OpenMP vector kernels, own CSR product, own factorizations). CUDA inputs
+/// are not supported yet (NotSupported).
+#include <gpula/sparse.h>
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+namespace gpula::sparse {
+
+/// y = op(x): x and y are 1-D contiguous arrays of the operator's length, dtype and device.
+using OperatorFn = std::function<void(const TensorView& x, const TensorView& y)>;
+
+/// A matrix-free square operator (rows == cols).
+struct LinearOperator {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  DType dtype = DType::f64;
+  OperatorFn matvec;
+};
+
+/// A built-in preconditioner, or `custom` for IterativeOptions::preconditioner_op.
+enum class Preconditioner : uint8_t { none, jacobi, ic0, ilu0, custom };
+
+/// "none" / "" / "jacobi" / "ic0" / "ilu0" to the enum; anything else raises InvalidArgument.
+Preconditioner parse_preconditioner(std::string_view name, std::string_view op);
+
+struct IterativeOptions {
+  double rtol = 1e-5;
+  double atol = 0.0;
+  /// Iterations (gmres: restart cycles) before giving up; < 0: 10 * n, as scipy.
+  int64_t maxiter = -1;
+  /// gmres: Krylov dimension per cycle (clamped to n).
+  int64_t restart = 20;
+  Preconditioner preconditioner = Preconditioner::none;
+  /// z = M^-1 r, used with Preconditioner::custom.
+  OperatorFn preconditioner_op;
+  /// Called with the current iterate after every iteration (gmres: every restart cycle).
+  std::function<void(const TensorView& x)> callback;
+  CommonOptions common{};
+};
+
+struct IterativeResult {
+  int64_t info = 0;            ///< 0 converged, > 0 iterations without convergence, < 0 breakdown
+  int64_t iterations = 0;      ///< iterations done (gmres: inner Arnoldi steps in all cycles)
+  double residual_norm = 0.0;  ///< ||b - A x||_2 from the recurrence at return
+};
+
+IterativeResult cg(const CsrView& a, const TensorView& b, const TensorView& x,
+                   const IterativeOptions& options = {}, Stream stream = {});
+IterativeResult gmres(const CsrView& a, const TensorView& b, const TensorView& x,
+                      const IterativeOptions& options = {}, Stream stream = {});
+IterativeResult bicgstab(const CsrView& a, const TensorView& b, const TensorView& x,
+                         const IterativeOptions& options = {}, Stream stream = {});
+IterativeResult minres(const CsrView& a, const TensorView& b, const TensorView& x,
+                       const IterativeOptions& options = {}, Stream stream = {});
+
+/// Matrix-free forms: jacobi / ic0 / ilu0 need the matrix and raise InvalidArgument here.
+IterativeResult cg(const LinearOperator& a, const TensorView& b, const TensorView& x,
+                   const IterativeOptions& options = {}, Stream stream = {});
+IterativeResult gmres(const LinearOperator& a, const TensorView& b, const TensorView& x,
+                      const IterativeOptions& options = {}, Stream stream = {});
+IterativeResult bicgstab(const LinearOperator& a, const TensorView& b, const TensorView& x,
+                         const IterativeOptions& options = {}, Stream stream = {});
+IterativeResult minres(const LinearOperator& a, const TensorView& b, const TensorView& x,
+                       const IterativeOptions& options = {}, Stream stream = {});
+
+}  // namespace gpula::sparse

@@ -1,0 +1,299 @@
+"""Krylov solvers (cg, gmres, bicgstab, minres) with scipy.sparse.linalg's signatures.
+
+A is a sparse matrix (scipy / gpula csr_matrix / anything with ``tocsr``), a
+:class:`LinearOperator` or a scipy LinearOperator (anything with ``shape`` and ``matvec``).
+The loop runs in C++ (gpula::sparse, CPU backend); Python matvecs, preconditioner operators and
+callbacks are called from inside it once per iteration. GPU arrays are not supported yet
+(NotSupported): the CUDA backend of the solvers is not built.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _gpula
+from ..errors import DTypeError, InvalidArgument, NotSupported
+
+_DTYPES = {
+    np.dtype(np.float32): "float32",
+    np.dtype(np.float64): "float64",
+    np.dtype(np.complex64): "complex64",
+    np.dtype(np.complex128): "complex128",
+}
+
+
+class LinearOperator:
+    """A matrix-free square operator: ``matvec(x)`` returns ``A @ x`` for a 1-D ``x``.
+
+    Example:
+        >>> import numpy as np, gpula.sparse.linalg as sla
+        >>> op = sla.LinearOperator((3, 3), matvec=lambda x: 2.0 * x, dtype=np.float64)
+        >>> x, info = sla.cg(op, np.ones(3))
+        >>> info, np.allclose(x, 0.5)
+        (0, True)
+    """
+
+    def __init__(self, shape: tuple[int, int], matvec: Callable[[Any], Any], dtype: Any = None):
+        if len(shape) != 2:
+            raise InvalidArgument(f"[sparse.linalg.LinearOperator] shape must be 2-D, got {shape}")
+        self.shape = (int(shape[0]), int(shape[1]))
+        self._matvec = matvec
+        self.dtype = np.dtype(dtype) if dtype is not None else None
+
+    def matvec(self, x: Any) -> Any:
+        return self._matvec(x)
+
+
+def _is_gpu(x: Any) -> bool:
+    mod = type(x).__module__
+    if mod.startswith("cupy"):
+        return True
+    if mod.startswith("torch"):
+        return getattr(x, "is_cuda", False)
+    return False
+
+
+def _result_dtype(op: str, *dts: Any) -> np.dtype:
+    dt = np.result_type(*[d for d in dts if d is not None])
+    if dt.kind in "biu":
+        dt = np.dtype(np.float64)
+    if dt == np.float16:
+        dt = np.dtype(np.float32)
+    if dt not in _DTYPES:
+        raise DTypeError(
+            f"[{op}] A and b must be float32, float64, complex64 or complex128, got {dt}"
+        )
+    return dt
+
+
+def _vector(v: Any, n: int, name: str, dt: np.dtype, op: str) -> np.ndarray:
+    if _is_gpu(v):
+        raise NotSupported(
+            f"[{op}] GPU arrays are not supported yet, got {name} of {type(v).__module__}"
+        )
+    a = np.asarray(v.numpy() if hasattr(v, "numpy") and not isinstance(v, np.ndarray) else v)
+    if a.shape not in ((n,), (n, 1)):
+        raise InvalidArgument(f"[{op}] {name} must have shape ({n},), got {a.shape}")
+    return np.array(a.reshape(n), dtype=dt, copy=True, order="C")
+
+
+def _as_apply(obj: Any, n: int, op: str, name: str) -> Callable[[Any], Any] | None:
+    """matvec of a LinearOperator / scipy LinearOperator / sparse or dense matrix / callable."""
+    if hasattr(obj, "matvec") and hasattr(obj, "shape"):
+        if tuple(obj.shape) != (n, n):
+            raise InvalidArgument(
+                f"[{op}] {name} must have shape ({n}, {n}), got {tuple(obj.shape)}"
+            )
+        return obj.matvec
+    if hasattr(obj, "shape") and hasattr(obj, "__matmul__"):
+        if tuple(obj.shape) != (n, n):
+            raise InvalidArgument(
+                f"[{op}] {name} must have shape ({n}, {n}), got {tuple(obj.shape)}"
+            )
+        return lambda v: obj @ v
+    if callable(obj):
+        return obj
+    return None
+
+
+def _writer(f: Callable[[Any], Any], n: int) -> Callable[[np.ndarray, np.ndarray], None]:
+    def apply(x: np.ndarray, y: np.ndarray) -> None:
+        y[...] = np.asarray(f(x.copy())).reshape(n)
+
+    return apply
+
+
+def _csr_arrays(a: Any, op: str) -> tuple[Any, Any, Any, int] | None:
+    try:
+        import scipy.sparse as sps
+    except ImportError:  # pragma: no cover
+        sps = None
+    if sps is not None and sps.issparse(a):
+        c = a.tocsr()
+    elif all(hasattr(a, k) for k in ("data", "indices", "indptr", "shape")):
+        c = a
+    else:
+        return None
+    if any(_is_gpu(getattr(c, k)) for k in ("data", "indices", "indptr")):
+        raise NotSupported(f"[{op}] GPU sparse matrices are not supported yet")
+    rows, cols = (int(s) for s in c.shape)
+    if rows != cols:
+        raise InvalidArgument(f"[{op}] A must be square, got shape ({rows}, {cols})")
+    data = np.asarray(c.data)
+    indptr = np.asarray(c.indptr)
+    itype = (
+        np.int32
+        if indptr.dtype == np.int32 and np.asarray(c.indices).dtype == np.int32
+        else np.int64
+    )
+    return (
+        data,
+        np.ascontiguousarray(c.indices, dtype=itype),
+        np.ascontiguousarray(indptr, dtype=itype),
+        rows,
+    )
+
+
+def _solve(
+    method: str,
+    A: Any,
+    b: Any,
+    x0: Any,
+    rtol: float,
+    atol: float,
+    maxiter: Any,
+    M: Any,
+    callback: Any,
+    restart: int = 20,
+) -> tuple[Any, int]:
+    op = f"sparse.linalg.{method}"
+    torch_out = type(b).__module__.startswith("torch")
+    if _is_gpu(b) or _is_gpu(A) or _is_gpu(getattr(A, "data", None)):
+        return _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback)
+    csr = _csr_arrays(A, op)
+    b_dt = getattr(np.asarray(b.numpy() if torch_out else b), "dtype", None)
+    if csr is not None:
+        data, indices, indptr, n = csr
+        dt = _result_dtype(op, data.dtype, b_dt)
+        data = np.ascontiguousarray(data, dtype=dt)
+        matvec = None
+    else:
+        if not (hasattr(A, "shape") and hasattr(A, "matvec")):
+            raise InvalidArgument(
+                f"[{op}] A must be a sparse matrix or a LinearOperator, got {type(A).__name__}"
+            )
+        n, m = (int(s) for s in A.shape)
+        if n != m:
+            raise InvalidArgument(f"[{op}] A must be square, got shape ({n}, {m})")
+        dt = _result_dtype(op, getattr(A, "dtype", None), b_dt)
+        data = indices = indptr = None
+        matvec = _writer(A.matvec, n)
+    bv = _vector(b, n, "b", dt, op)
+    x = np.zeros(n, dtype=dt) if x0 is None else _vector(x0, n, "x0", dt, op)
+    m_name = None
+    m_op = None
+    if isinstance(M, str):
+        m_name = M
+    elif M is not None:
+        f = _as_apply(M, n, op, "M")
+        if f is None:
+            raise InvalidArgument(
+                f"[{op}] M must be None, 'jacobi', 'ic0', 'ilu0' or an operator, "
+                f"got {type(M).__name__}"
+            )
+        m_op = _writer(f, n)
+    cb = None if callback is None else (lambda xk: callback(xk.copy()))
+    info, _its, _res = _gpula.sparse_iterative(
+        method,
+        n,
+        data,
+        indices,
+        indptr,
+        matvec,
+        _DTYPES[dt],
+        bv,
+        x,
+        float(rtol),
+        float(atol),
+        -1 if maxiter is None else int(maxiter),
+        int(restart),
+        m_name,
+        m_op,
+        cb,
+    )
+    if torch_out:
+        import torch
+
+        return torch.from_numpy(x), int(info)
+    return x, int(info)
+
+
+def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback):
+    """CuPy arrays and a cupyx CSR matrix: the device-resident loop (cg, real, M None/jacobi)."""
+    if type(b).__module__.startswith("torch"):
+        raise NotSupported(f"[{op}] CUDA torch tensors are not supported yet (CuPy arrays are)")
+    import cupy as cp
+
+    if method != "cg" or not all(hasattr(A, k) for k in ("data", "indices", "indptr")):
+        raise NotSupported(f"[{op}] on a GPU only cg with a sparse CSR A is implemented yet")
+    if M is not None and not isinstance(M, str):
+        raise NotSupported(f"[{op}] on a GPU M must be None or 'jacobi' for now")
+    n, m = (int(v) for v in A.shape)
+    if n != m:
+        raise InvalidArgument(f"[{op}] A must be square, got shape ({n}, {m})")
+    dt = _result_dtype(op, np.dtype(A.data.dtype), np.dtype(b.dtype))
+    bv = cp.ascontiguousarray(cp.asarray(b).reshape(-1), dtype=dt)
+    if bv.shape != (n,):
+        raise InvalidArgument(f"[{op}] b must have shape ({n},), got {tuple(cp.asarray(b).shape)}")
+    x = cp.zeros(n, dtype=dt) if x0 is None else cp.array(cp.asarray(x0).reshape(n), dtype=dt)
+    itype = cp.int32 if A.indptr.dtype == cp.int32 and A.indices.dtype == cp.int32 else cp.int64
+    data = cp.ascontiguousarray(A.data, dtype=dt)
+    indices = cp.ascontiguousarray(A.indices, dtype=itype)
+    indptr = cp.ascontiguousarray(A.indptr, dtype=itype)
+    cb = None if callback is None else (lambda _xk: callback(x.copy()))  # a host sync per call
+    info, _its, _res = _gpula.sparse_iterative(
+        method,
+        n,
+        data,
+        indices,
+        indptr,
+        None,
+        _DTYPES[dt],
+        bv,
+        x,
+        float(rtol),
+        float(atol),
+        -1 if maxiter is None else int(maxiter),
+        20,
+        M,
+        None,
+        cb,
+    )
+    return x, int(info)
+
+
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
+    """Conjugate gradients for Hermitian positive definite A; returns ``(x, info)``.
+
+    info 0: converged (``||b - A x|| <= max(rtol ||b||, atol)``), > 0: maxiter reached, < 0:
+    breakdown. M: None, "jacobi", "ic0", "ilu0" or an operator applying M^-1. callback(xk) is
+    called after every iteration.
+
+    Example:
+        >>> import numpy as np, scipy.sparse as sp, gpula.sparse.linalg as sla
+        >>> A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(50, 50), format="csr")
+        >>> x, info = sla.cg(A, np.ones(50), rtol=1e-10, M="ic0")
+        >>> info, bool(np.linalg.norm(A @ x - 1.0) < 1e-8)
+        (0, True)
+    """
+    return _solve("cg", A, b, x0, rtol, atol, maxiter, M, callback)
+
+
+def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
+    """BiCGSTAB for a general square A; returns ``(x, info)`` (as :func:`cg`)."""
+    return _solve("bicgstab", A, b, x0, rtol, atol, maxiter, M, callback)
+
+
+def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None, callback=None):
+    """Restarted GMRES (right preconditioning); maxiter counts restart cycles (scipy), restart is
+    the Krylov dimension (default 20). callback(xk) is called after every restart cycle."""
+    return _solve(
+        "gmres",
+        A,
+        b,
+        x0,
+        rtol,
+        atol,
+        maxiter,
+        M,
+        callback,
+        restart=20 if restart is None else restart,
+    )
+
+
+def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
+    """MINRES for real symmetric / Hermitian (possibly indefinite) A; M must be positive
+    definite. Stops on the true residual ``||b - A x|| <= max(rtol ||b||, atol)``."""
+    return _solve("minres", A, b, x0, rtol, atol, maxiter, M, callback)

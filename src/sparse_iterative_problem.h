@@ -1,0 +1,31 @@
+#pragma once
+// What the front of the iterative solvers hands a backend: a checked, square problem.
+#include <gpula/sparse_iterative.h>
+
+namespace gpula::sparse {
+
+enum class KrylovMethod : uint8_t { cg, gmres, bicgstab, minres };
+
+struct IterativeProblem {
+  const char* op = "";
+  KrylovMethod method = KrylovMethod::cg;
+  int64_t n = 0;
+  DType dtype = DType::f64;
+  const CsrView* csr = nullptr;  ///< set for a matrix, null for a LinearOperator
+  OperatorFn matvec;             ///< set for a LinearOperator
+  int64_t maxiter = 0;           ///< resolved (>= 0)
+};
+
+namespace cpu {
+IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
+                                const IterativeOptions& options);
+}  // namespace cpu
+
+namespace cuda {
+/// Device-resident loop (src/backend/cuda/sparse_iterative.cpp); NotCompiled without CUDA,
+/// NotSupported for what is not written yet (only cg, real, M = None / jacobi).
+IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
+                                const IterativeOptions& options, Stream stream);
+}  // namespace cuda
+
+}  // namespace gpula::sparse

@@ -1,0 +1,198 @@
+"""gpula.sparse.linalg cg / gmres / bicgstab / minres against scipy.sparse.linalg."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sps
+import scipy.sparse.linalg as ssl
+
+import gpula.sparse.linalg as sla
+from gpula.errors import DTypeError, InvalidArgument, NotPositiveDefinite, SingularMatrix
+
+
+def poisson2d(g, dtype=np.float64):
+    t = sps.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(g, g))
+    eye = sps.identity(g)
+    return (sps.kron(eye, t) + sps.kron(t, eye)).tocsr().astype(dtype)
+
+
+def nonsym(n, seed):
+    rng = np.random.default_rng(seed)
+    a = sps.random(n, n, density=0.1, random_state=seed, format="csr")
+    d = np.asarray(abs(a).sum(axis=1)).ravel() + 1.0 + rng.random(n)
+    return (a + sps.diags(d)).tocsr()
+
+
+def sym_indefinite(n, seed):
+    a = sps.random(n, n, density=0.1, random_state=seed)
+    a = a + a.T
+    d = np.asarray(abs(a).sum(axis=1)).ravel() + 1.0
+    d[1::2] *= -1
+    return (a + sps.diags(d)).tocsr()
+
+
+def rel_res(a, x, b):
+    return np.linalg.norm(b - a @ x) / np.linalg.norm(b)
+
+
+@pytest.mark.parametrize("M", [None, "jacobi", "ilu0", "ic0"])
+@pytest.mark.parametrize("method", ["cg", "gmres", "bicgstab", "minres"])
+def test_poisson_matches_scipy(method, M):
+    a = poisson2d(15)
+    b = np.random.default_rng(0).standard_normal(a.shape[0])
+    x, info = getattr(sla, method)(a, b, rtol=1e-10, M=M, maxiter=2000)
+    assert info == 0
+    ref = np.linalg.solve(a.toarray(), b)
+    assert np.linalg.norm(x - ref) / np.linalg.norm(ref) < 1e-7
+    assert rel_res(a, x, b) <= 1e-10 * 1.0001
+
+
+def test_cg_iterations_close_to_scipy():
+    a = poisson2d(20)
+    b = np.random.default_rng(1).standard_normal(a.shape[0])
+    its = {"gl": 0, "sp": 0}
+    sla.cg(a, b, rtol=1e-8, callback=lambda xk: its.__setitem__("gl", its["gl"] + 1))
+    ssl.cg(a, b, rtol=1e-8, callback=lambda xk: its.__setitem__("sp", its["sp"] + 1))
+    assert abs(its["gl"] - its["sp"]) <= 3
+
+
+@pytest.mark.parametrize("method", ["gmres", "bicgstab"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
+def test_nonsymmetric(method, dtype):
+    a = nonsym(80, 2).astype(dtype)
+    if np.iscomplexobj(a):
+        a = a + 1j * nonsym(80, 3) * 0.1
+    b = np.random.default_rng(2).standard_normal(80).astype(dtype)
+    rtol = 1e-5 if dtype == np.float32 else 1e-10
+    x, info = getattr(sla, method)(a, b, rtol=rtol, M="ilu0")
+    assert info == 0 and x.dtype == np.dtype(dtype)
+    assert rel_res(a.astype(np.complex128), x.astype(np.complex128), b) < 2 * rtol
+
+
+def test_minres_indefinite_vs_scipy():
+    a = sym_indefinite(70, 4)
+    b = np.random.default_rng(3).standard_normal(70)
+    x, info = sla.minres(a, b, rtol=1e-10)
+    xs, infos = ssl.minres(a, b, rtol=1e-10)
+    assert info == 0 and infos == 0
+    assert np.linalg.norm(x - xs) / np.linalg.norm(xs) < 1e-7
+
+
+def test_linear_operators_and_custom_M():
+    a = poisson2d(10)
+    b = np.ones(a.shape[0])
+    op = sla.LinearOperator(a.shape, matvec=lambda v: a @ v, dtype=np.float64)
+    x, info = sla.cg(op, b, rtol=1e-10)
+    assert info == 0 and rel_res(a, x, b) < 1e-9
+    sop = ssl.aslinearoperator(a)
+    minv = ssl.LinearOperator(a.shape, matvec=lambda r: r / 4.0)
+    x, info = sla.bicgstab(sop, b, rtol=1e-10, M=minv)
+    assert info == 0 and rel_res(a, x, b) < 1e-9
+    x, info = sla.gmres(a, b, rtol=1e-10, M=lambda r: r / 4.0, restart=40)
+    assert info == 0 and rel_res(a, x, b) < 1e-9
+
+
+def test_info_semantics_and_inputs_untouched():
+    a = poisson2d(10)
+    b = np.random.default_rng(5).standard_normal(a.shape[0])
+    b0 = b.copy()
+    x, info = sla.cg(a, b, rtol=1e-14, maxiter=2)
+    assert info == 2
+    exact = np.linalg.solve(a.toarray(), b)
+    calls = []
+    x, info = sla.cg(a, b, x0=exact, callback=calls.append)
+    assert info == 0 and calls == []
+    x, info = sla.gmres(a, np.zeros_like(b), x0=np.ones_like(b))
+    assert info == 0 and np.all(x == 0)
+    np.testing.assert_array_equal(b, b0)
+
+
+def test_errors():
+    a = poisson2d(4)
+    with pytest.raises(InvalidArgument, match="ilu7"):
+        sla.cg(a, np.ones(16), M="ilu7")
+    with pytest.raises(InvalidArgument, match=r"\(16,\)"):
+        sla.cg(a, np.ones(15))
+    with pytest.raises(InvalidArgument, match="square"):
+        sla.cg(sps.random(3, 4, format="csr"), np.ones(3))
+    with pytest.raises(DTypeError):
+        sla.cg(a, np.ones(16, dtype="S1"))
+    z = sps.csr_matrix(np.array([[0.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 3.0]]))
+    with pytest.raises(SingularMatrix, match="ic0"):
+        sla.cg(z, np.ones(3), M="ic0")
+    with pytest.raises(SingularMatrix, match="ilu0"):
+        sla.gmres(z, np.ones(3), M="ilu0")
+    with pytest.raises(NotPositiveDefinite):
+        sla.cg(sps.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]])), np.ones(2), M="ic0")
+    op = sla.LinearOperator((3, 3), matvec=lambda v: v)
+    with pytest.raises(InvalidArgument, match="LinearOperator"):
+        sla.cg(op, np.ones(3), M="jacobi")
+
+
+def _cupy():
+    cp = pytest.importorskip("cupy")
+    try:
+        if cp.cuda.runtime.getDeviceCount() == 0:
+            pytest.skip("no GPU")
+    except Exception:
+        pytest.skip("no GPU")
+    return cp
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M", [None, "jacobi"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cupy_cg_matches_cpu(M, dtype):
+    cp = _cupy()
+    import cupyx.scipy.sparse as csps
+
+    a = poisson2d(30, dtype)
+    b = np.random.default_rng(7).standard_normal(a.shape[0]).astype(dtype)
+    rtol = 1e-5 if dtype == np.float32 else 1e-10
+    xc, infoc = sla.cg(a, b, rtol=rtol, M=M)
+    calls = []
+    xg, infog = sla.cg(csps.csr_matrix(a), cp.asarray(b), rtol=rtol, M=M, callback=calls.append)
+    assert isinstance(xg, cp.ndarray) and xg.dtype == np.dtype(dtype)
+    assert infoc == 0 and infog == 0 and len(calls) > 0 and isinstance(calls[0], cp.ndarray)
+    x = cp.asnumpy(xg)
+    assert np.linalg.norm(x - xc) / np.linalg.norm(xc) < (1e-3 if dtype == np.float32 else 1e-8)
+
+
+@pytest.mark.gpu
+def test_cupy_not_supported_yet():
+    cp = _cupy()
+    import cupyx.scipy.sparse as csps
+
+    from gpula.errors import NotSupported
+
+    a = csps.csr_matrix(poisson2d(4))
+    with pytest.raises(NotSupported):
+        sla.gmres(a, cp.ones(16))
+    with pytest.raises(NotSupported):
+        sla.cg(a, cp.ones(16), M="ic0")
+
+
+@pytest.mark.parametrize("method", ["minres", "cg"])
+def test_complex_hermitian(method):
+    rng = np.random.default_rng(11)
+    n = 60
+    a = sps.random(n, n, density=0.1, random_state=11) * (1 + 0.5j)
+    a = a + a.conj().T
+    d = np.asarray(abs(a).sum(axis=1)).ravel() + 1.0
+    if method == "minres":
+        d[::3] *= -1
+    a = (a + sps.diags(d)).tocsr()
+    b = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    x, info = getattr(sla, method)(a, b, rtol=1e-10)
+    assert info == 0 and x.dtype == np.complex128
+    ref = np.linalg.solve(a.toarray(), b)
+    assert np.linalg.norm(x - ref) / np.linalg.norm(ref) < 1e-7
+
+
+def test_integer_matrix_promotes_to_float64_and_torch_cpu():
+    a = sps.csr_matrix(np.array([[4, 1], [1, 3]]))
+    x, info = sla.cg(a, [1, 2], rtol=1e-12)
+    assert info == 0 and x.dtype == np.float64
+    np.testing.assert_allclose(x, np.linalg.solve(a.toarray(), [1.0, 2.0]), rtol=1e-10)
+    torch = pytest.importorskip("torch")
+    xt, info = sla.bicgstab(a, torch.tensor([1.0, 2.0], dtype=torch.float64), rtol=1e-12)
+    assert isinstance(xt, torch.Tensor) and info == 0
