@@ -212,52 +212,60 @@ def eigh_topk(
     return w if eigvals_only else (w, _contig(v[..., :, sel]))
 
 
-def _hermitian(a: np.ndarray, lower: bool) -> np.ndarray:
-    t = np.tril(a) if lower else np.triu(a)
-    d = np.diagonal(t, axis1=-2, axis2=-1)
-    full = t + np.conj(np.swapaxes(t, -1, -2))
-    idx = np.arange(a.shape[-1])
-    full[..., idx, idx] = d.real
-    return full
+def _tril(x: Any) -> Any:
+    mod = type(x).__module__.split(".")[0]
+    if mod == "torch":
+        return x.tril(-1)
+    if mod == "cupy":
+        import cupy
+
+        return cupy.tril(x, -1)
+    return np.tril(x, -1)
+
+
+def _hermitian(a: Any, lower: bool, eye: Any) -> Any:
+    """The Hermitian matrix defined by a's `lower` (else upper) triangle, where a lives."""
+    t = _tril(a) if lower else _adj(_tril(_adj(a)))
+    d = a * eye
+    return t + _adj(t) + (d + _adj(d)) / 2
 
 
 def _subspace(a: Any, k: int, which: str, lower: bool, opts: dict) -> Any:
     n = int(a.shape[-1])
     rdt = _real_dtype(a)
+    dt = _np_dtype(a)
     eps = np.finfo(rdt).eps
     tol = float(opts.get("tol", 10 * np.sqrt(n) * eps))
     max_iter = int(opts.get("max_iter", 300))
     b = min(int(opts.get("block", k + 16)), n)
     seed = int(opts.get("seed", 0))
-    # The triangle named by `lower` defines the matrix; mirror it (on the host for NumPy, via
-    # the same path elsewhere) so that products see the Hermitian matrix.
-    host = _hermitian(_to_host(a), lower)
-    norm = np.linalg.norm(host, ord="fro", axis=(-2, -1)) if host.size else 0.0
-    # Shift so that the wanted end of the spectrum is the dominant one: A - sigma I with
-    # sigma at the other end (a Gershgorin bound).
-    radius = np.max(np.sum(np.abs(host), axis=-1), axis=-1)
-    shift = -radius if which == "largest" else radius
-    idx = np.arange(n)
-    shifted = host.copy()
-    shifted[..., idx, idx] -= np.asarray(shift)[..., None]
-    sh = _like(a, shifted.astype(_np_dtype(a)))
-    ah = _like(a, host.astype(_np_dtype(a)))
+    eye = _like(a, np.eye(n, dtype=dt))
+    ah = _hermitian(a, lower, eye)
+    mag = abs(ah)
+    norm = np.sqrt(_to_host((mag * mag).sum(-1)).sum(-1))
+    # Shift so that the wanted end of the spectrum dominates: A - sigma I with sigma at the
+    # other end (a Gershgorin bound).
+    radius = _to_host(mag.sum(-1)).max(-1)
+    shift = np.asarray(-radius if which == "largest" else radius, dtype=dt)
+    sh = ah - _like(a, np.ascontiguousarray(shift[..., None, None])) * eye
     batch = tuple(a.shape[:-2])
-    x = _orth(_like(a, _gaussian(batch + (n, b), _np_dtype(a), seed)))
+    sel = slice(b - k, b) if which == "largest" else slice(0, k)
+    x = _orth(_like(a, _gaussian(batch + (n, b), dt, seed)))
+    bound = tol * np.maximum(np.asarray(norm)[..., None], np.finfo(rdt).tiny)
     for it in range(max_iter):
         ax = _mm(ah, x)
         h = _to_host(_mm(_adj(x), ax))
         h = (h + np.conj(np.swapaxes(h, -1, -2))) / 2
         theta, y = np.linalg.eigh(h)
-        sel = slice(b - k, b) if which == "largest" else slice(0, k)
-        yk = _like(a, np.ascontiguousarray(y[..., :, sel]).astype(_np_dtype(a)))
+        yk = _like(a, np.ascontiguousarray(y[..., :, sel]).astype(dt))
         vk = _mm(x, yk)
-        res = _to_host(_mm(ah, vk)) - _to_host(vk) * theta[..., None, sel]
-        rn = np.linalg.norm(res, axis=-2)
-        if np.all(rn <= tol * np.maximum(np.asarray(norm)[..., None], np.finfo(rdt).tiny)):
+        th = _like(a, np.ascontiguousarray(theta[..., None, sel]).astype(dt))
+        res = abs(_mm(ax, yk) - vk * th)
+        rn = np.sqrt(_to_host((res * res).sum(-2)))
+        if np.all(rn <= bound):
             _log.info("[linalg.eigh_topk] subspace iteration converged in %d iterations", it + 1)
             return _like(a, np.ascontiguousarray(theta[..., sel]).astype(rdt)), vk
-        x = _orth(_mm(sh, _mm(x, _like(a, y.astype(_np_dtype(a))))))
+        x = _orth(_mm(sh, _mm(x, _like(a, y.astype(dt)))))
     return None
 
 
