@@ -18,6 +18,8 @@ def eigh(
     lower: bool = True,
     eigvals_only: bool = False,
     *,
+    k: int | None = None,
+    which: str = "largest",
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
@@ -34,7 +36,8 @@ def eigh(
     raises gl.LinAlgError unless ``check_info=False``, which returns ``(result, info)``. NaN or
     Inf input gives NaN results (or that LinAlgError), never a crash.
 
-    Full spectrum only: top-k / subset selection is not there yet.
+    With ``k`` (an int): only the k largest (``which="largest"``) or smallest eigenpairs,
+    ascending, through gpula._linalg_topk.eigh_topk; ``k=None`` is the full spectrum.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -42,6 +45,21 @@ def eigh(
         >>> w
         array([1., 3.])
     """
+    if which not in ("largest", "smallest"):
+        raise ValueError(f"[linalg.eigh] which: expected 'largest' or 'smallest', got {which!r}")
+    if k is not None:
+        from ._linalg_topk import eigh_topk
+
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"[linalg.eigh] k: expected a positive int or None, got {k!r}")
+        return eigh_topk(
+            a,
+            k=k,
+            which=which,
+            lower=_bool("eigh", "lower", lower),
+            eigvals_only=_bool("eigh", "eigvals_only", eigvals_only),
+            stream=stream,
+        )
     call = _Call("eigh", a, check_info, device, fallback, stream)
     only = _bool("eigh", "eigvals_only", eigvals_only)
     w, v, info = _gpula.linalg_eigh(
@@ -55,6 +73,8 @@ def eigvalsh(
     a: Any,
     lower: bool = True,
     *,
+    k: int | None = None,
+    which: str = "largest",
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
@@ -72,6 +92,8 @@ def eigvalsh(
         a,
         lower,
         True,
+        k=k,
+        which=which,
         check_info=check_info,
         device=device,
         fallback=fallback,

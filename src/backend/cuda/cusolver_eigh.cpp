@@ -1,6 +1,7 @@
 // CUDA backend of the symmetric/Hermitian eigensolver. Batches of small matrices (order
 // <= kJacobiMaxN): cusolverDn<t>syevjBatched (Jacobi, eigenvalues sorted ascending), one call
-// per batch. One matrix, or a batch of larger ones: cuSOLVER's 64-bit cusolverDnXsyevd (divide
+// per batch. Batches of larger ones: cusolverDnXsyevBatched, one call (the per-matrix loop
+// where cuSOLVER rejects the size). One matrix: cuSOLVER's 64-bit cusolverDnXsyevd (divide
 // and conquer), looping over the batch on the stream, with workspaces sized by *_bufferSize and
 // taken from the stream-ordered pool. Nothing here synchronizes.
 #include <algorithm>
@@ -36,34 +37,30 @@ struct SyevjInfo {
 };
 
 // cusolverDn<t>syevjBatched(_bufferSize) behind one untyped signature; lwork in elements.
-int syevj_batched_size(cusolverDnHandle_t h, DType t, cusolverEigMode_t jobz,
-                       cublasFillMode_t uplo, int n, const void* a, const void* w, syevjInfo_t p,
-                       int count, const char* op) {
+int syevj_batched_size(cusolverDnHandle_t h, DType t, cusolverEigMode_t jobz, cublasFillMode_t uplo,
+                       int n, const void* a, const void* w, syevjInfo_t p, int count,
+                       const char* op) {
   int lwork = 0;
   switch (t) {
     case DType::f32:
-      GPULA_CHECK(op, cusolverDnSsyevjBatched_bufferSize(h, jobz, uplo, n,
-                                                         static_cast<const float*>(a), n,
-                                                         static_cast<const float*>(w), &lwork,
-                                                         p, count));
+      GPULA_CHECK(
+          op, cusolverDnSsyevjBatched_bufferSize(h, jobz, uplo, n, static_cast<const float*>(a), n,
+                                                 static_cast<const float*>(w), &lwork, p, count));
       break;
     case DType::f64:
-      GPULA_CHECK(op, cusolverDnDsyevjBatched_bufferSize(h, jobz, uplo, n,
-                                                         static_cast<const double*>(a), n,
-                                                         static_cast<const double*>(w), &lwork,
-                                                         p, count));
+      GPULA_CHECK(
+          op, cusolverDnDsyevjBatched_bufferSize(h, jobz, uplo, n, static_cast<const double*>(a), n,
+                                                 static_cast<const double*>(w), &lwork, p, count));
       break;
     case DType::c64:
-      GPULA_CHECK(op, cusolverDnCheevjBatched_bufferSize(h, jobz, uplo, n,
-                                                         static_cast<const cuComplex*>(a), n,
-                                                         static_cast<const float*>(w), &lwork,
-                                                         p, count));
+      GPULA_CHECK(op, cusolverDnCheevjBatched_bufferSize(
+                          h, jobz, uplo, n, static_cast<const cuComplex*>(a), n,
+                          static_cast<const float*>(w), &lwork, p, count));
       break;
     default:
-      GPULA_CHECK(op, cusolverDnZheevjBatched_bufferSize(h, jobz, uplo, n,
-                                                         static_cast<const cuDoubleComplex*>(a),
-                                                         n, static_cast<const double*>(w), &lwork,
-                                                         p, count));
+      GPULA_CHECK(op, cusolverDnZheevjBatched_bufferSize(
+                          h, jobz, uplo, n, static_cast<const cuDoubleComplex*>(a), n,
+                          static_cast<const double*>(w), &lwork, p, count));
       break;
   }
   return lwork;
@@ -85,15 +82,14 @@ void syevj_batched(cusolverDnHandle_t h, DType t, cusolverEigMode_t jobz, cublas
       break;
     case DType::c64:
       GPULA_CHECK(op, cusolverDnCheevjBatched(h, jobz, uplo, n, static_cast<cuComplex*>(a), n,
-                                              static_cast<float*>(w),
-                                              static_cast<cuComplex*>(work), lwork, info, p,
-                                              count));
+                                              static_cast<float*>(w), static_cast<cuComplex*>(work),
+                                              lwork, info, p, count));
       break;
     default:
-      GPULA_CHECK(op, cusolverDnZheevjBatched(h, jobz, uplo, n, static_cast<cuDoubleComplex*>(a),
-                                              n, static_cast<double*>(w),
-                                              static_cast<cuDoubleComplex*>(work), lwork, info, p,
-                                              count));
+      GPULA_CHECK(
+          op, cusolverDnZheevjBatched(h, jobz, uplo, n, static_cast<cuDoubleComplex*>(a), n,
+                                      static_cast<double*>(w), static_cast<cuDoubleComplex*>(work),
+                                      lwork, info, p, count));
       break;
   }
 }
@@ -116,13 +112,33 @@ class CudaEigh final : public EighBackend {
       const int lwork =
           syevj_batched_size(h, a.dtype, jobz, fill(upper), n, a.data, w, p.p, count, c.op);
       Tensor ws = scratch(static_cast<int64_t>(lwork) * es, c);
-      syevj_batched(h, a.dtype, jobz, fill(upper), n, a.data, w, ws.data(), lwork, info, p.p,
-                    count, c.op);
+      syevj_batched(h, a.dtype, jobz, fill(upper), n, a.data, w, ws.data(), lwork, info, p.p, count,
+                    c.op);
       return;
     }
-    note(c, cat("cusolverDnXsyevd: ", a.count, " x order ", a.n));
     const cudaDataType_t dt = data_type(a.dtype), wt = data_type(real_type(a.dtype));
     std::size_t dev = 0, host = 0;
+    if (a.count > 1) {
+      // Batches of order > kJacobiMaxN: cusolverDnXsyevBatched (one call for the whole batch,
+      // eigenvalues ascending, info per matrix). Where this cuSOLVER rejects the size in its
+      // workspace query, the per-matrix Xsyevd loop below runs instead (logged).
+      const cusolverStatus_t q =
+          cusolverDnXsyevBatched_bufferSize(h, ctx.cusolver_params(), jobz, fill(upper), a.n, dt,
+                                            a.data, a.n, wt, w, dt, &dev, &host, a.count);
+      if (q == CUSOLVER_STATUS_SUCCESS) {
+        note(c, cat("cusolverDnXsyevBatched: ", a.count, " matrices of order ", a.n));
+        Tensor ws = scratch(static_cast<int64_t>(dev), c);
+        void* hw = host_workspace(host);
+        GPULA_CHECK(c.op, cusolverDnXsyevBatched(h, ctx.cusolver_params(), jobz, fill(upper), a.n,
+                                                 dt, a.data, a.n, wt, w, dt, ws.data(), dev, hw,
+                                                 host, info, a.count));
+        return;
+      }
+      note(c, cat("cusolverDnXsyevBatched rejected order ", a.n, " x ", a.count, " (status ",
+                  static_cast<int>(q), "); per-matrix Xsyevd"));
+      dev = host = 0;
+    }
+    note(c, cat("cusolverDnXsyevd: ", a.count, " x order ", a.n));
     GPULA_CHECK(c.op, cusolverDnXsyevd_bufferSize(h, ctx.cusolver_params(), jobz, fill(upper), a.n,
                                                   dt, a.data, a.n, wt, w, dt, &dev, &host));
     Tensor ws = scratch(static_cast<int64_t>(dev), c);

@@ -43,10 +43,11 @@ struct Size {
   int64_t n;
 };
 // Batched small (syevjBatched), n = 1 batched, a small batch past the Jacobi limit (looped
-// Xsyevd), one large matrix (Xsyevd).
+// Xsyevd), one large matrix (Xsyevd). {37}, 100: the batched path for order > 32
+// (cusolverDnXsyevBatched).
 std::vector<Size> sizes() {
   if (under_sanitizer()) return {{{20}, 32}, {{2}, 40}, {{}, 64}};
-  return {{{500}, 32}, {{7}, 1}, {{2, 3}, 5}, {{3}, 100}, {{}, 384}, {{}, 1}};
+  return {{{500}, 32}, {{7}, 1}, {{2, 3}, 5}, {{3}, 100}, {{}, 384}, {{}, 1}, {{37}, 100}};
 }
 
 TEST_P(CudaEigh, BothPathsMatchReconstructionAndCpu) {

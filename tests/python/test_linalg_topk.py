@@ -1,0 +1,155 @@
+"""Top-k SVD and top-k eigh (gpula._linalg_topk) against NumPy float64 references."""
+
+import numpy as np
+import pytest
+
+import gpula as gl
+from gpula._linalg_topk import eigh_topk, svd_topk
+
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+
+
+def _tol(dt):
+    return 2e-4 if np.dtype(dt) in (np.float32, np.complex64) else 1e-10
+
+
+def _decaying(rng, m, n, dt, batch=()):
+    r = min(m, n)
+    u, _ = np.linalg.qr(rng.standard_normal(batch + (m, r)))
+    v, _ = np.linalg.qr(rng.standard_normal(batch + (n, r)))
+    s = 0.7 ** np.arange(r)
+    a = (u * s[..., None, :]) @ np.swapaxes(v, -1, -2)
+    if np.issubdtype(dt, np.complexfloating):
+        a = a * np.exp(0.3j)
+    return a.astype(dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("shape", [(60, 40), (40, 60)])
+def test_svd_topk_matches_full(dt, shape):
+    rng = np.random.default_rng(0)
+    a = _decaying(rng, *shape, dt)
+    a0 = a.copy()
+    k = 6
+    u, s, vh = svd_topk(a, k=k)
+    ref = np.linalg.svd(a.astype(np.complex128), compute_uv=False)[:k]
+    assert u.shape == (shape[0], k) and s.shape == (k,) and vh.shape == (k, shape[1])
+    np.testing.assert_allclose(s, ref, atol=_tol(dt) * ref[0])
+    assert np.all(np.diff(s) <= 0)
+    np.testing.assert_allclose(u.conj().T @ u, np.eye(k), atol=_tol(dt) * 10)
+    np.testing.assert_allclose(vh @ vh.conj().T, np.eye(k), atol=_tol(dt) * 10)
+    assert np.linalg.norm(a @ vh.conj().T - u * s) <= _tol(dt) * 10 * ref[0]
+    np.testing.assert_array_equal(a, a0)
+
+
+def test_svd_topk_batched_values_only_and_full_k():
+    rng = np.random.default_rng(1)
+    a = _decaying(rng, 20, 12, np.float64, batch=(3,))
+    s = svd_topk(a, k=12, compute_uv=False)
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=1e-12)
+    s1 = svd_topk(a, k=1, compute_uv=False)
+    np.testing.assert_allclose(s1[..., 0], np.linalg.svd(a, compute_uv=False)[..., 0], rtol=1e-12)
+
+
+def test_svd_topk_deterministic_and_transposed_input():
+    rng = np.random.default_rng(2)
+    a = _decaying(rng, 30, 25, np.float64)
+    s_a = svd_topk(a, k=4, compute_uv=False)
+    np.testing.assert_array_equal(s_a, svd_topk(a, k=4, compute_uv=False))
+    np.testing.assert_allclose(svd_topk(a.T, k=4, compute_uv=False), s_a, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs, err",
+    [
+        ({"k": 0}, ValueError),
+        ({"k": 11}, ValueError),
+        ({"k": 2.0}, ValueError),
+        ({"k": 2, "method": "bad"}, ValueError),
+        ({"k": 2, "options": {"power_iterations": -1}}, ValueError),
+    ],
+)
+def test_svd_topk_errors(kwargs, err):
+    with pytest.raises(err, match="svd_topk"):
+        svd_topk(np.ones((10, 12)), **kwargs)
+
+
+def test_svd_topk_wrong_dtype_and_ndim():
+    with pytest.raises(TypeError, match="svd_topk"):
+        svd_topk(np.ones((4, 4), dtype=np.int32), k=1)
+    with pytest.raises(ValueError, match="svd_topk"):
+        svd_topk(np.ones(4), k=1)
+
+
+def _herm(rng, n, dt, batch=()):
+    x = rng.standard_normal(batch + (n, n))
+    if np.issubdtype(dt, np.complexfloating):
+        x = x + 1j * rng.standard_normal(batch + (n, n))
+    return ((x + np.conj(np.swapaxes(x, -1, -2))) / 2).astype(dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("which", ["largest", "smallest"])
+def test_eigh_topk_matches_full(dt, which):
+    rng = np.random.default_rng(3)
+    n, k = 48, 5
+    a = _herm(rng, n, dt)
+    w, v = eigh_topk(a, k=k, which=which)
+    ref = np.linalg.eigvalsh(a.astype(np.complex128))
+    ref = ref[-k:] if which == "largest" else ref[:k]
+    np.testing.assert_allclose(w, ref, atol=_tol(dt) * 10 * np.abs(ref).max())
+    assert np.all(np.diff(w) >= 0)
+    norm = np.linalg.norm(a)
+    assert np.linalg.norm(a @ v - v * w) <= _tol(dt) * 10 * norm
+    np.testing.assert_allclose(v.conj().T @ v, np.eye(k), atol=_tol(dt) * 10)
+
+
+def test_eigh_k_through_gl_linalg_and_upper_triangle():
+    rng = np.random.default_rng(4)
+    a = _herm(rng, 40, np.float64)
+    w, v = gl.linalg.eigh(a, k=3)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a)[-3:], atol=1e-10)
+    junk = a.copy()
+    junk[np.tril_indices(40, -1)] = 7.0  # upper triangle defines the matrix
+    np.testing.assert_allclose(
+        gl.linalg.eigvalsh(junk, lower=False, k=4, which="smallest"),
+        np.linalg.eigvalsh(a)[:4],
+        atol=1e-10,
+    )
+    full = gl.linalg.eigh(a)
+    np.testing.assert_allclose(full[0], np.linalg.eigvalsh(a), atol=1e-10)
+
+
+def test_eigh_topk_batched_and_full_method():
+    rng = np.random.default_rng(5)
+    a = _herm(rng, 30, np.float64, batch=(2,))
+    w = eigh_topk(a, k=4, eigvals_only=True, method="full")
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a)[..., -4:], atol=1e-10)
+    w2 = eigh_topk(a, k=4, eigvals_only=True, method="subspace")
+    np.testing.assert_allclose(w2, w, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"k": 0}, {"k": 9}, {"k": 2, "which": "middle"}, {"k": 2, "method": "x"}, {"k": "2"}],
+)
+def test_eigh_topk_errors(kwargs):
+    with pytest.raises(ValueError, match="eigh_topk"):
+        eigh_topk(np.eye(8), **kwargs)
+
+
+def test_eigh_k_errors_name_eigh():
+    with pytest.raises(ValueError, match=r"linalg.eigh\] k"):
+        gl.linalg.eigh(np.eye(4), k=0)
+    with pytest.raises(ValueError, match=r"linalg.eigh\] which"):
+        gl.linalg.eigh(np.eye(4), k=1, which="top")
+    with pytest.raises(ValueError, match="eigh_topk"):
+        eigh_topk(np.ones((3, 4)), k=1)
+
+
+@pytest.mark.skipif(not hasattr(gl.linalg, "svd"), reason="gl.linalg.svd not merged yet")
+def test_gl_linalg_svd_k():
+    rng = np.random.default_rng(6)
+    a = _decaying(rng, 30, 20, np.float64)
+    s = gl.linalg.svd(a, k=3, compute_uv=False)
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False)[:3], rtol=1e-10)
