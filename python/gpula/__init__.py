@@ -15,6 +15,7 @@ Example:
 from typing import Any
 
 from . import errors, linalg
+from . import distributed
 from ._gpula import (
     ComputeType,
     Epilog,
@@ -60,6 +61,7 @@ __all__ = [
     "ComputeType",
     "errors",
     "linalg",
+    "distributed",
     "devices",
     "set_log_level",
     "matmul_cache_size",

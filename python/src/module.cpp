@@ -5,6 +5,7 @@ namespace gpula::python {
 void init_linalg(nb::module_& m);  // linalg.cpp
 void init_linalg_qr(nb::module_& m);  // linalg_qr.cpp
 void init_linalg_eigh(nb::module_& m);  // linalg_eigh.cpp
+void init_distributed(nb::module_& m);  // distributed.cpp
 }  // namespace gpula::python
 
 NB_MODULE(_gpula, m) {
@@ -18,4 +19,5 @@ NB_MODULE(_gpula, m) {
   init_linalg(m);
   init_linalg_qr(m);
   init_linalg_eigh(m);
+  init_distributed(m);
 }
