@@ -177,3 +177,11 @@ def test_failures_on_gpus():
         dist.solve(s, np.ones(64), devices=[0])
     with pytest.raises(gl.InvalidArgument, match="ordinals below"):
         dist.cholesky(np.eye(4), devices=[4096])
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(dist, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert result.failed == 0 and result.attempted > 0
+    dist.init()
