@@ -69,12 +69,13 @@ Tensor column_major(const TensorView& a, bool transposed) {
   return buf;
 }
 
-// The row-major (rows, cols) Tensor of a column-major buffer.
-Tensor row_major(const Tensor& cm, int64_t rows, int64_t cols, DType t) {
+// The row-major (rows, cols) Tensor of a column-major buffer (transposed: of its transpose,
+// square buffers only).
+Tensor row_major(const Tensor& cm, int64_t rows, int64_t cols, DType t, bool transposed = false) {
   Tensor out = host({rows, cols}, t);
   TensorView src = cm.view();
   src.shape = {rows, cols};
-  src.strides = {1, rows};
+  src.strides = transposed ? Shape{rows, 1} : Shape{1, rows};
   copy(src, out.view());
   return out;
 }
@@ -86,13 +87,15 @@ Tensor cholesky(const TensorView& a, bool lower, const MgOptions& options) {
   const int64_t n = check_square_matrix(op, a);
   check_options(op, options);
   if (n == 0) return host({0, 0}, a.dtype);
-  Tensor cm = column_major(a, false);
+  // cusolverMg factors the lower triangle only: for upper, stage a^T (whose lower triangle is
+  // a's upper one); its factor L gives U = L^T, read back transposed.
+  Tensor cm = column_major(a, !lower);
   int info = 0;
-  detail::cuda::mg_potrf(call_of(op, options), a.dtype, n, cm.data(), lower, &info);
+  detail::cuda::mg_potrf(call_of(op, options), a.dtype, n, cm.data(), &info);
   if (info > 0 && options.check_info)
     throw NotPositiveDefinite(
         cat("[", op, "] the leading minor of order ", info, " is not positive definite"), info, -1);
-  Tensor r = row_major(cm, n, n, a.dtype);
+  Tensor r = row_major(cm, n, n, a.dtype, !lower);
   const std::size_t es = size_of(a.dtype);
   char* p = static_cast<char*>(r.data());
   for (int64_t i = 0; i < n; ++i)  // zero the triangle that is not the factor
@@ -119,11 +122,11 @@ Tensor solve(const TensorView& a, const TensorView& b, linalg::Assume assume_a, 
   const int64_t k = b.ndim() == 2 ? b.shape[1] : 1;
   const Shape xs = b.shape;
   if (n == 0 || k == 0) return host(xs, a.dtype);
-  Tensor acm = column_major(a, false);
+  Tensor acm = column_major(a, assume_a == linalg::Assume::pos && !lower);
   Tensor bcm = column_major(b, false);
   int info = 0;
   if (assume_a == linalg::Assume::pos) {
-    detail::cuda::mg_potrf_potrs(call_of(op, options), a.dtype, n, k, acm.data(), bcm.data(), lower,
+    detail::cuda::mg_potrf_potrs(call_of(op, options), a.dtype, n, k, acm.data(), bcm.data(),
                                  &info);
     if (info > 0 && options.check_info)
       throw NotPositiveDefinite(

@@ -16,11 +16,12 @@ struct MgCall {
   int64_t block_size;
 };
 
-// a (n x n) <- its Cholesky factor in the `lower` (else upper) triangle.
-void mg_potrf(const MgCall& c, DType t, int64_t n, void* a, bool lower, int* info);
-// b (n x k) <- a^-1 b through potrf + potrs; a is overwritten with the factor.
-void mg_potrf_potrs(const MgCall& c, DType t, int64_t n, int64_t k, void* a, void* b, bool lower,
-                    int* info);
+// cusolverMg's potrf, potrs and syevd take the lower triangle only: the front stages a^T where
+// the caller names the upper one.
+// a (n x n) <- its Cholesky factor L in the lower triangle.
+void mg_potrf(const MgCall& c, DType t, int64_t n, void* a, int* info);
+// b (n x k) <- a^-1 b through potrf + potrs (lower); a is overwritten with the factor.
+void mg_potrf_potrs(const MgCall& c, DType t, int64_t n, int64_t k, void* a, void* b, int* info);
 // b (n x k) <- a^-1 b through getrf + getrs; a is overwritten with its LU factors.
 void mg_getrf_getrs(const MgCall& c, DType t, int64_t n, int64_t k, void* a, void* b, int* info);
 // Eigenvalues into w (host, n, ascending); with vectors, a <- the eigenvectors (columns). Only

@@ -68,11 +68,13 @@ void enable_peer_access(const MgCall& c, const std::vector<int>& d) {
   }
 }
 
+// Waits for every device, then makes the first one current (cusolverMg is called from there).
 void sync_all(const MgCall& c, const std::vector<int>& d) {
   for (int i : d) {
     GPULA_CHECK(c.op, cudaSetDevice(i));
     GPULA_CHECK(c.op, cudaDeviceSynchronize());
   }
+  GPULA_CHECK(c.op, cudaSetDevice(d.front()));
 }
 
 // The handle, grid and descriptors of one call, destroyed on every path.
@@ -102,6 +104,7 @@ struct PerDevice {
       }
       GPULA_CHECK(c.op, e);
     }
+    GPULA_CHECK(c.op, cudaSetDevice(d.front()));  // cusolverMg is called from the first device
   }
   ~PerDevice() {
     for (std::size_t i = 0; i < ptrs.size(); ++i) {
@@ -129,6 +132,7 @@ struct Setup {
   Setup(const MgCall& call, DType dtype) : c(call), t(dtype), devices(resolve_devices(call)) {
     block = call.block_size;
     enable_peer_access(c, devices);
+    GPULA_CHECK(c.op, cudaSetDevice(devices.front()));
     GPULA_CHECK(c.op, cusolverMgCreate(&s.handle));
     GPULA_CHECK(c.op,
                 cusolverMgDeviceSelect(s.handle, static_cast<int>(devices.size()), devices.data()));
@@ -171,6 +175,7 @@ struct Setup {
       else
         GPULA_CHECK(c.op, cudaMemcpy(h, dptr, bytes, cudaMemcpyDeviceToHost));
     }
+    GPULA_CHECK(c.op, cudaSetDevice(devices.front()));
   }
   PerDevice workspace(int64_t lwork) {
     return PerDevice(
@@ -179,47 +184,45 @@ struct Setup {
   }
 };
 
-cublasFillMode_t fill(bool lower) {
-  return lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
-}
+// cusolverMg's potrf, potrs and syevd support the lower triangle only.
+constexpr cublasFillMode_t kLower = CUBLAS_FILL_MODE_LOWER;
 
 }  // namespace
 
-void mg_potrf(const MgCall& c, DType t, int64_t n, void* a, bool lower, int* info) {
+void mg_potrf(const MgCall& c, DType t, int64_t n, void* a, int* info) {
   Setup x(c, t);
   const int ni = to_int(c, n, "n");
   MgMatrix ma = x.distribute(n, n, a);
   int64_t lwork = 0;
-  GPULA_CHECK(c.op, cusolverMgPotrf_bufferSize(x.s.handle, fill(lower), ni, ma.pieces.ptrs.data(),
-                                               1, 1, ma.desc, cuda_type(t), &lwork));
+  GPULA_CHECK(c.op, cusolverMgPotrf_bufferSize(x.s.handle, kLower, ni, ma.pieces.ptrs.data(), 1, 1,
+                                               ma.desc, cuda_type(t), &lwork));
   PerDevice work = x.workspace(lwork);
   sync_all(c, x.devices);
-  GPULA_CHECK(c.op, cusolverMgPotrf(x.s.handle, fill(lower), ni, ma.pieces.ptrs.data(), 1, 1,
-                                    ma.desc, cuda_type(t), work.ptrs.data(), lwork, info));
+  GPULA_CHECK(c.op, cusolverMgPotrf(x.s.handle, kLower, ni, ma.pieces.ptrs.data(), 1, 1, ma.desc,
+                                    cuda_type(t), work.ptrs.data(), lwork, info));
   sync_all(c, x.devices);
   x.copy_blocks(ma, n, n, a, false);
 }
 
-void mg_potrf_potrs(const MgCall& c, DType t, int64_t n, int64_t k, void* a, void* b, bool lower,
-                    int* info) {
+void mg_potrf_potrs(const MgCall& c, DType t, int64_t n, int64_t k, void* a, void* b, int* info) {
   Setup x(c, t);
   const int ni = to_int(c, n, "n"), ki = to_int(c, k, "nrhs");
   MgMatrix ma = x.distribute(n, n, a);
   MgMatrix mb = x.distribute(n, k, b);
   int64_t lw_f = 0, lw_s = 0;
-  GPULA_CHECK(c.op, cusolverMgPotrf_bufferSize(x.s.handle, fill(lower), ni, ma.pieces.ptrs.data(),
-                                               1, 1, ma.desc, cuda_type(t), &lw_f));
-  GPULA_CHECK(c.op, cusolverMgPotrs_bufferSize(
-                        x.s.handle, fill(lower), ni, ki, ma.pieces.ptrs.data(), 1, 1, ma.desc,
-                        mb.pieces.ptrs.data(), 1, 1, mb.desc, cuda_type(t), &lw_s));
+  GPULA_CHECK(c.op, cusolverMgPotrf_bufferSize(x.s.handle, kLower, ni, ma.pieces.ptrs.data(), 1, 1,
+                                               ma.desc, cuda_type(t), &lw_f));
+  GPULA_CHECK(c.op, cusolverMgPotrs_bufferSize(x.s.handle, kLower, ni, ki, ma.pieces.ptrs.data(), 1,
+                                               1, ma.desc, mb.pieces.ptrs.data(), 1, 1, mb.desc,
+                                               cuda_type(t), &lw_s));
   const int64_t lwork = std::max(lw_f, lw_s);
   PerDevice work = x.workspace(lwork);
   sync_all(c, x.devices);
-  GPULA_CHECK(c.op, cusolverMgPotrf(x.s.handle, fill(lower), ni, ma.pieces.ptrs.data(), 1, 1,
-                                    ma.desc, cuda_type(t), work.ptrs.data(), lwork, info));
+  GPULA_CHECK(c.op, cusolverMgPotrf(x.s.handle, kLower, ni, ma.pieces.ptrs.data(), 1, 1, ma.desc,
+                                    cuda_type(t), work.ptrs.data(), lwork, info));
   sync_all(c, x.devices);
   if (*info != 0) return;
-  GPULA_CHECK(c.op, cusolverMgPotrs(x.s.handle, fill(lower), ni, ki, ma.pieces.ptrs.data(), 1, 1,
+  GPULA_CHECK(c.op, cusolverMgPotrs(x.s.handle, kLower, ni, ki, ma.pieces.ptrs.data(), 1, 1,
                                     ma.desc, mb.pieces.ptrs.data(), 1, 1, mb.desc, cuda_type(t),
                                     work.ptrs.data(), lwork, info));
   sync_all(c, x.devices);

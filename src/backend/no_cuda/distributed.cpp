@@ -6,8 +6,8 @@
 
 namespace gpula::detail::cuda {
 
-void mg_potrf(const MgCall&, DType, int64_t, void*, bool, int*) { throw NotCompiled("cuda"); }
-void mg_potrf_potrs(const MgCall&, DType, int64_t, int64_t, void*, void*, bool, int*) {
+void mg_potrf(const MgCall&, DType, int64_t, void*, int*) { throw NotCompiled("cuda"); }
+void mg_potrf_potrs(const MgCall&, DType, int64_t, int64_t, void*, void*, int*) {
   throw NotCompiled("cuda");
 }
 void mg_getrf_getrs(const MgCall&, DType, int64_t, int64_t, void*, void*, int*) {
