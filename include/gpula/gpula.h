@@ -3,6 +3,7 @@
 /// Umbrella header.
 #include <gpula/device.h>
 #include <gpula/dtype.h>
+#include <gpula/distributed.h>
 #include <gpula/error.h>
 #include <gpula/linalg.h>
 #include <gpula/log.h>

@@ -16,6 +16,7 @@ from typing import Any
 
 from . import errors, linalg
 from . import sparse
+from . import distributed
 from ._gpula import (
     ComputeType,
     Epilog,
@@ -62,6 +63,7 @@ __all__ = [
     "errors",
     "linalg",
     "sparse",
+    "distributed",
     "devices",
     "set_log_level",
     "matmul_cache_size",

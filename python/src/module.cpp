@@ -8,6 +8,7 @@ void init_linalg_eigh(nb::module_& m);  // linalg_eigh.cpp
 void init_sparse(nb::module_& m);  // sparse.cpp
 void init_sparse_direct(nb::module_& m);  // sparse_direct.cpp
 void init_sparse_iterative(nb::module_& m);  // sparse_iterative.cpp
+void init_distributed(nb::module_& m);  // distributed.cpp
 }  // namespace gpula::python
 
 NB_MODULE(_gpula, m) {
@@ -24,4 +25,5 @@ NB_MODULE(_gpula, m) {
   init_sparse(m);
   init_sparse_direct(m);
   init_sparse_iterative(m);
+  init_distributed(m);
 }

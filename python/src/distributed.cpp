@@ -1,0 +1,101 @@
+// gpula::distributed for Python: the block-cyclic index helpers and the cusolverMg solvers.
+// Operands are host (NumPy) arrays; results are gpula-allocated host Tensors handed to NumPy
+// zero-copy.
+#include <gpula/distributed.h>
+#include <nanobind/stl/vector.h>
+
+#include <vector>
+
+#include "linalg_common.h"
+
+namespace gpula::python {
+
+namespace {
+
+distributed::MgOptions mg_options(std::vector<int> devices, int64_t block_size, bool check_info) {
+  distributed::MgOptions o;
+  o.devices = std::move(devices);
+  o.block_size = block_size;
+  o.check_info = check_info;
+  return o;
+}
+
+linalg::Assume assume_of(const std::string& s) {
+  if (s == "gen") return linalg::Assume::gen;
+  if (s == "pos") return linalg::Assume::pos;
+  if (s == "sym") return linalg::Assume::sym;
+  throw InvalidArgument("[distributed.solve] assume_a expected 'gen', 'pos' or 'sym', got '" + s +
+                        "'");
+}
+
+distributed::BlockCyclic layout(nb::tuple t) {
+  const auto g = [&](size_t i) { return nb::cast<int64_t>(t[i]); };
+  return {g(0), g(1), g(2), g(3), g(4), g(5), g(6), g(7)};
+}
+
+}  // namespace
+
+void init_distributed(nb::module_& m) {
+  using std::vector;
+  m.def("distributed_numroc", &distributed::numroc, nb::arg("n"), nb::arg("nb"), nb::arg("iproc"),
+        nb::arg("isrcproc"), nb::arg("nprocs"));
+  m.def("distributed_owner", &distributed::owner, nb::arg("g"), nb::arg("nb"), nb::arg("isrcproc"),
+        nb::arg("nprocs"));
+  m.def("distributed_global_to_local", &distributed::global_to_local, nb::arg("g"), nb::arg("nb"),
+        nb::arg("nprocs"));
+  m.def("distributed_local_to_global", &distributed::local_to_global, nb::arg("l"), nb::arg("nb"),
+        nb::arg("iproc"), nb::arg("isrcproc"), nb::arg("nprocs"));
+  m.def(
+      "distributed_scatter",
+      [](nb::handle global, nb::tuple d, int64_t prow, int64_t pcol, nb::handle local) {
+        distributed::scatter(to_view(global, "distributed.scatter", "global"), layout(d), prow,
+                             pcol, to_view(local, "distributed.scatter", "local"));
+      },
+      nb::arg("global_"), nb::arg("layout"), nb::arg("prow"), nb::arg("pcol"), nb::arg("local"));
+  m.def(
+      "distributed_gather",
+      [](nb::handle local, nb::tuple d, int64_t prow, int64_t pcol, nb::handle global) {
+        distributed::gather(to_view(local, "distributed.gather", "local"), layout(d), prow, pcol,
+                            to_view(global, "distributed.gather", "global"));
+      },
+      nb::arg("local"), nb::arg("layout"), nb::arg("prow"), nb::arg("pcol"), nb::arg("global_"));
+  m.def(
+      "distributed_cholesky",
+      [](nb::handle a, bool lower, vector<int> devices, int64_t block_size, bool check_info) {
+        const TensorView av = to_view(a, "distributed.cholesky", "a");
+        const auto o = mg_options(std::move(devices), block_size, check_info);
+        return wrap(without_gil([&] { return distributed::cholesky(av, lower, o); }), kNumpy);
+      },
+      nb::arg("a"), nb::arg("lower") = true, nb::arg("devices") = vector<int>{},
+      nb::arg("block_size") = 256, nb::arg("check_info") = true,
+      "gpula::distributed::cholesky (cusolverMg).");
+  m.def(
+      "distributed_solve",
+      [](nb::handle a, nb::handle b, const std::string& assume_a, bool lower, vector<int> devices,
+         int64_t block_size, bool check_info) {
+        const TensorView av = to_view(a, "distributed.solve", "a");
+        const TensorView bv = to_view(b, "distributed.solve", "b");
+        const linalg::Assume as = assume_of(assume_a);
+        const auto o = mg_options(std::move(devices), block_size, check_info);
+        return wrap(without_gil([&] { return distributed::solve(av, bv, as, lower, o); }), kNumpy);
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("assume_a") = "gen", nb::arg("lower") = false,
+      nb::arg("devices") = vector<int>{}, nb::arg("block_size") = 256, nb::arg("check_info") = true,
+      "gpula::distributed::solve (cusolverMg).");
+  m.def(
+      "distributed_eigh",
+      [](nb::handle a, bool lower, bool eigvals_only, vector<int> devices, int64_t block_size,
+         bool check_info) {
+        const TensorView av = to_view(a, "distributed.eigh", "a");
+        const auto o = mg_options(std::move(devices), block_size, check_info);
+        const linalg::Eigh r =
+            without_gil([&] { return distributed::eigh(av, lower, eigvals_only, o); });
+        return nb::make_tuple(wrap(r.w, kNumpy), wrap(r.v, kNumpy), wrap(r.info, kNumpy));
+      },
+      nb::arg("a"), nb::arg("lower") = true, nb::arg("eigvals_only") = false,
+      nb::arg("devices") = vector<int>{}, nb::arg("block_size") = 256, nb::arg("check_info") = true,
+      "gpula::distributed::eigh (cusolverMg): (w, v or None, info).");
+  m.def("distributed_has_mp", &distributed::has_mp);
+}
+
+}  // namespace gpula::python

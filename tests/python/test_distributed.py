@@ -1,0 +1,187 @@
+"""gpula.distributed: block-cyclic helpers (host, run everywhere), process-group setup, and the
+cusolverMg solvers on the GPUs there are (one is enough) against NumPy/SciPy float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import gpula as gl
+
+dist = gl.distributed
+
+
+def _brute_numroc(n, nb, p, src, np_):
+    return sum(1 for g in range(n) if (src + g // nb) % np_ == p)
+
+
+@pytest.mark.parametrize("n", [0, 1, 10, 65])
+@pytest.mark.parametrize("nb", [1, 2, 16])
+@pytest.mark.parametrize("nprocs", [1, 3, 4])
+def test_numroc_matches_brute_force(n, nb, nprocs):
+    for src in range(nprocs):
+        counts = [dist.numroc(n, nb, p, src, nprocs) for p in range(nprocs)]
+        assert counts == [_brute_numroc(n, nb, p, src, nprocs) for p in range(nprocs)]
+        assert sum(counts) == n
+
+
+def test_index_maps_round_trip():
+    for g in range(40):
+        p = dist.owner(g, 3, 1, 4)
+        lidx = dist.global_to_local(g, 3, 4)
+        assert dist.local_to_global(lidx, 3, p, 1, 4) == g
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        dist.BlockCyclic(1, 1, 1, 1),
+        dist.BlockCyclic(13, 9, 4, 2, 2, 3, 1, 2),
+        dist.BlockCyclic(7, 20, 3, 5, 3, 1),
+    ],
+)
+def test_scatter_gather_round_trip(layout):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((layout.m, layout.n))
+    a_before = a.copy()
+    out = np.full_like(a, np.nan)
+    for p in range(layout.nprow):
+        for q in range(layout.npcol):
+            local = layout.scatter(a, p, q)
+            assert local.shape == layout.local_shape(p, q)
+            assert local.flags.f_contiguous
+            rows = [dist.local_to_global(i, layout.mb, p, layout.rsrc, layout.nprow)
+                    for i in range(local.shape[0])]
+            cols = [dist.local_to_global(j, layout.nb, q, layout.csrc, layout.npcol)
+                    for j in range(local.shape[1])]
+            np.testing.assert_array_equal(local, a[np.ix_(rows, cols)])
+            layout.gather(local, p, q, out)
+    np.testing.assert_array_equal(out, a)
+    np.testing.assert_array_equal(a, a_before)
+
+
+def test_scatter_non_contiguous_input():
+    a = np.arange(64.0).reshape(8, 8)[::2, ::-1]
+    layout = dist.BlockCyclic(4, 8, 2, 3, 2, 2)
+    out = np.zeros((4, 8))
+    for p in range(2):
+        for q in range(2):
+            layout.gather(layout.scatter(a, p, q), p, q, out)
+    np.testing.assert_array_equal(out, a)
+
+
+def test_helper_errors():
+    with pytest.raises(gl.InvalidArgument, match=r"\[distributed.numroc\]"):
+        dist.numroc(-1, 2, 0, 0, 1)
+    with pytest.raises(gl.InvalidArgument, match=r"local_shape"):
+        dist.BlockCyclic(4, 4, 2, 2).local_shape(1, 0)
+    with pytest.raises(gl.InvalidArgument, match=r"local expected shape"):
+        dist.BlockCyclic(4, 4, 2, 2, 2, 1).gather(np.zeros((4, 4)), 0, 0, np.zeros((4, 4)))
+    with pytest.raises(gl.DTypeError):
+        dist.BlockCyclic(2, 2, 1, 1).gather(np.zeros((2, 2), np.float32), 0, 0, np.zeros((2, 2)))
+
+
+def test_init_single_process_and_errors():
+    g = dist.init()
+    assert (g.rank, g.size, g.backend) == (0, 1, "single")
+    with pytest.raises(gl.InvalidArgument, match=r"\[distributed.init\]"):
+        dist.init("nccl")
+    with pytest.raises(gl.InvalidArgument, match=r"\[distributed.init\]"):
+        dist.init(42)
+
+    class FakeComm:  # the two methods init reads from an mpi4py communicator
+        def Get_rank(self):
+            return 1
+
+        def Get_size(self):
+            return 2
+
+    g2 = dist.init(FakeComm())
+    assert (g2.rank, g2.size, g2.backend) == (1, 2, "mpi")
+    with pytest.raises(gl.NotCompiled, match="cuSOLVERMp"):
+        dist.cholesky(np.eye(2))
+    dist.init()
+
+
+def test_init_with_mpi4py_one_rank():
+    mpi = pytest.importorskip("mpi4py.MPI")
+    g = dist.init(mpi.COMM_WORLD)
+    assert g.backend == "mpi" and 0 <= g.rank < g.size
+    dist.init()
+
+
+def test_matmul_and_front_errors_without_device():
+    assert dist.has_mp() is False
+    with pytest.raises(gl.NotCompiled):
+        dist.matmul(np.eye(2), np.eye(2))
+    with pytest.raises(gl.InvalidArgument, match="square"):
+        dist.cholesky(np.zeros((2, 3)))
+    with pytest.raises(gl.DTypeError):
+        dist.eigh(np.eye(2, dtype=np.int32))
+    with pytest.raises(gl.InvalidArgument, match="distinct"):
+        dist.cholesky(np.eye(2), devices=[0, 0])
+    with pytest.raises(gl.InvalidArgument, match="b expected shape"):
+        dist.solve(np.eye(2), np.ones(3))
+    with pytest.raises(gl.NotSupported, match="sym"):
+        dist.solve(np.eye(2), np.ones(2), assume_a="sym")
+    assert dist.cholesky(np.zeros((0, 0))).shape == (0, 0)
+
+
+def _spd(rng, n):
+    x = rng.standard_normal((n, n))
+    return x @ x.T + n * np.eye(n)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cholesky_solve_eigh_on_gpus(dtype):
+    rng = np.random.default_rng(11)
+    n = 300
+    tol = 1e-3 if dtype == "float32" else 1e-9
+    a = _spd(rng, n).astype(dtype)
+    a_before = a.copy()
+    for lower in (True, False):
+        c = dist.cholesky(a, lower, devices=[0], block_size=64)
+        ref = scipy.linalg.cholesky(a.astype(np.float64), lower=lower)
+        np.testing.assert_allclose(c, ref, atol=tol * np.abs(ref).max())
+    np.testing.assert_array_equal(a, a_before)
+    g = rng.standard_normal((n, n)).astype(dtype)
+    b = rng.standard_normal((n, 4)).astype(dtype)
+    x = dist.solve(g, b, devices=[0], block_size=64)
+    ref = np.linalg.solve(g.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(x, ref, atol=tol * 100 * np.abs(ref).max())
+    x1 = dist.solve(a, b[:, 0], assume_a="pos", lower=True)  # every GPU, 1-D b
+    assert x1.shape == (n,)
+    np.testing.assert_allclose(x1, np.linalg.solve(a.astype(np.float64), b[:, 0]),
+                               atol=tol * np.abs(x1).max())
+    s = (g + g.T) / 2
+    w, v = dist.eigh(s, devices=[0], block_size=64)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(s.astype(np.float64)),
+                               atol=tol * 10 * np.abs(w).max())
+    np.testing.assert_allclose(s @ v, v * w[None, :], atol=tol * 10 * np.abs(w).max())
+    w_up = dist.eigh(s, lower=False, eigvals_only=True, devices=[0])
+    np.testing.assert_allclose(w_up, w, atol=tol * 10 * np.abs(w).max())
+
+
+@pytest.mark.gpu
+def test_failures_on_gpus():
+    rng = np.random.default_rng(12)
+    a = _spd(rng, 64)
+    a[30, 30] = -1e6
+    with pytest.raises(gl.NotPositiveDefinite):
+        dist.cholesky(a, devices=[0])
+    s = rng.standard_normal((64, 64))
+    s[5] = 0.0
+    with pytest.raises(gl.SingularMatrix):
+        dist.solve(s, np.ones(64), devices=[0])
+    with pytest.raises(gl.InvalidArgument, match="ordinals below"):
+        dist.cholesky(np.eye(4), devices=[4096])
+
+
+def test_docstring_examples():
+    import doctest
+
+    result = doctest.testmod(dist, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert result.failed == 0 and result.attempted > 0
+    dist.init()
