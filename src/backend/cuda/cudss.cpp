@@ -181,14 +181,30 @@ class CudssBackend final : public DirectBackend {
 
   void solve(const TensorView& b, const TensorView& x) override {
     const int64_t k = b.ndim() == 2 ? b.shape[1] : 1;
+    if (k > 1) {
+      // cuDSS takes column-major dense matrices only (row-major: CUDSS_STATUS_NOT_SUPPORTED,
+      // seen on the H200): b goes through a column-major copy and x comes back through one.
+      const Stream s{Device::cuda(device_), stream_};
+      Tensor bt = Tensor::empty({k, n_}, dtype_, s), xt = Tensor::empty({k, n_}, dtype_, s);
+      TensorView bcol = bt.view(), xcol = xt.view();
+      bcol.shape = xcol.shape = {n_, k};
+      bcol.strides = xcol.strides = {1, n_};
+      gpula::copy(b, bcol, s);
+      solve_col_major(bt.data(), xt.data(), k);
+      gpula::copy(xcol, x, s);
+      GPULA_CUDA(cudaStreamSynchronize(stream_));
+      return;
+    }
+    solve_col_major(b.data, x.data, 1);
+  }
+
+  void solve_col_major(void* b, void* x, int64_t k) {
     cudssMatrix_t bm = nullptr, xm = nullptr;
-    // b and x are (n, k) row-major: a row-major dense matrix with ld = k.
-    const cudssLayout_t layout = k == 1 ? CUDSS_LAYOUT_COL_MAJOR : CUDSS_LAYOUT_ROW_MAJOR;
-    const int64_t ld = k == 1 ? n_ : k;
     DeviceGuard guard(device_);
-    GPULA_CUDSS(cudssMatrixCreateDn(&bm, n_, k, ld, b.data, value_type(dtype_), layout));
+    GPULA_CUDSS(cudssMatrixCreateDn(&bm, n_, k, n_, b, value_type(dtype_), CUDSS_LAYOUT_COL_MAJOR));
     try {
-      GPULA_CUDSS(cudssMatrixCreateDn(&xm, n_, k, ld, x.data, value_type(dtype_), layout));
+      GPULA_CUDSS(
+          cudssMatrixCreateDn(&xm, n_, k, n_, x, value_type(dtype_), CUDSS_LAYOUT_COL_MAJOR));
       execute(CUDSS_PHASE_SOLVE, xm, bm);
     } catch (...) {
       if (xm) static_cast<void>(cudssMatrixDestroy(xm));

@@ -103,23 +103,10 @@ class CudaEigh final : public EighBackend {
     const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     const int64_t es = static_cast<int64_t>(size_of(a.dtype));
     const int64_t rs = static_cast<int64_t>(size_of(real_type(a.dtype)));
-    if (a.count > 1 && a.n <= kJacobiMaxN) {
-      note(c, cat("cusolverDn<t>syevjBatched: ", a.count, " matrices of order ", a.n));
-      SyevjInfo p;
-      GPULA_CHECK(c.op, cusolverDnCreateSyevjInfo(&p.p));
-      GPULA_CHECK(c.op, cusolverDnXsyevjSetSortEig(p.p, 1));
-      const int n = to_int(a.n, c, "n"), count = to_int(a.count, c, "batch");
-      const int lwork =
-          syevj_batched_size(h, a.dtype, jobz, fill(upper), n, a.data, w, p.p, count, c.op);
-      Tensor ws = scratch(static_cast<int64_t>(lwork) * es, c);
-      syevj_batched(h, a.dtype, jobz, fill(upper), n, a.data, w, ws.data(), lwork, info, p.p, count,
-                    c.op);
-      return;
-    }
     const cudaDataType_t dt = data_type(a.dtype), wt = data_type(real_type(a.dtype));
     std::size_t dev = 0, host = 0;
     if (a.count > 1) {
-      // Batches of order > kJacobiMaxN: cusolverDnXsyevBatched (one call for the whole batch,
+      // Batches: cusolverDnXsyevBatched (one call for the whole batch,
       // eigenvalues ascending, info per matrix). Where this cuSOLVER rejects the size in its
       // workspace query, the per-matrix Xsyevd loop below runs instead (logged).
       const cusolverStatus_t q =
@@ -135,8 +122,23 @@ class CudaEigh final : public EighBackend {
         return;
       }
       note(c, cat("cusolverDnXsyevBatched rejected order ", a.n, " x ", a.count, " (status ",
-                  static_cast<int>(q), "); per-matrix Xsyevd"));
+                  static_cast<int>(q), ")"));
       dev = host = 0;
+      // syevjBatched (n <= 32) only where XsyevBatched is not there: with its default tolerance
+      // it reported "not converged" (info n + 1) for some float32 matrices of order 30 (H200).
+      if (a.n <= kJacobiMaxN) {
+        note(c, cat("cusolverDn<t>syevjBatched: ", a.count, " matrices of order ", a.n));
+        SyevjInfo p;
+        GPULA_CHECK(c.op, cusolverDnCreateSyevjInfo(&p.p));
+        GPULA_CHECK(c.op, cusolverDnXsyevjSetSortEig(p.p, 1));
+        const int n = to_int(a.n, c, "n"), count = to_int(a.count, c, "batch");
+        const int lwork =
+            syevj_batched_size(h, a.dtype, jobz, fill(upper), n, a.data, w, p.p, count, c.op);
+        Tensor ws = scratch(static_cast<int64_t>(lwork) * es, c);
+        syevj_batched(h, a.dtype, jobz, fill(upper), n, a.data, w, ws.data(), lwork, info, p.p, count,
+                      c.op);
+        return;
+      }
     }
     note(c, cat("cusolverDnXsyevd: ", a.count, " x order ", a.n));
     GPULA_CHECK(c.op, cusolverDnXsyevd_bufferSize(h, ctx.cusolver_params(), jobz, fill(upper), a.n,

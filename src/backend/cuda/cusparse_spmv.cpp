@@ -124,7 +124,9 @@ void cuda_spmv_execute(CudaSpmvPlan& plan, const TensorView& x, const TensorView
     GPULA_CHECK(kOp, cusparseDnVecSetValues(plan.x, x.data));
     GPULA_CHECK(kOp, cusparseDnVecSetValues(plan.y, y.data));
   }
-  const cusparseOperation_t op = to_cusparse(plan.op);
+  // For real values A^H is A^T, and cuSPARSE rejects CONJUGATE_TRANSPOSE on real types.
+  const bool real = a.dtype() == DType::f32 || a.dtype() == DType::f64;
+  const cusparseOperation_t op = to_cusparse(real && plan.op == Op::conjugate_transpose ? Op::transpose : plan.op);
   if (!plan.prepared) {
     size_t bytes = 0;
     GPULA_CHECK(kOp, cusparseSpMV_bufferSize(h, op, al.bytes, plan.mat, plan.x, be.bytes, plan.y,
