@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Runs gpula's matmul benchmarks and writes their tables.
+"""Runs gpula's benchmarks and writes their tables.
 
-  python3 bench/run_all.py --out DIR [--cpp-bin PATH] [--quick]
+  python3 bench/run_all.py --out DIR [--cpp-bin PATH] [--quick] [--skip-cpp] [--skip-python]
+                           [--benches linalg,sparse_products,sparse_direct,sparse_iterative]
 
 1. the C++ per-call overhead binary (--cpp-bin, else build-gpu/bench/matmul_overhead, else the
    newest build*/bench/matmul_overhead);
@@ -10,6 +11,9 @@
 Writes bench/results/YYYY-MM-DD-<gpu>-matmul.md (dated table, in the repository) and the same file
 in DIR, DIR/bench_full.log (everything printed), DIR/bench_matmul.json, and DIR/bench_summary.txt
 (a short table of the numbers the "Done when" of issue 2 asks for), which it prints last.
+3. then each of --benches (OTHER_BENCHES below: dense linalg, sparse products, sparse direct,
+   sparse iterative) in a child process with a timeout; their summary lines are appended.
+--skip-cpp / --skip-python skip the matmul parts only.
 The targets in the summary are reported, never asserted: the exit status is non-zero only when a
 benchmark program failed to run.
 """
@@ -343,6 +347,58 @@ def device_slug(name):
     return (m.group(1) if m else re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")).lower()
 
 
+# Benchmarks run after matmul: script, extra arguments (normal, quick), timeout in seconds. Each
+# script takes --summary PATH (appends its summary lines) and --json PATH, except sparse_direct,
+# whose summary lines are the printed ones starting "sparse direct".
+OTHER_BENCHES = {
+    "linalg": ("bench_linalg.py", [], ["--quick"], 240),
+    "sparse_products": ("bench_sparse_products.py", [], ["--small"], 120),
+    "sparse_direct": ("bench_sparse_direct.py", ["--m", "1000"], ["--m", "300"], 150),
+    "sparse_iterative": ("bench_sparse_iterative.py", [], ["--quick"], 150),
+}
+
+
+def run_other(bench, args, log):
+    """Runs one of OTHER_BENCHES in a child process; returns its summary lines."""
+    if bench not in OTHER_BENCHES:
+        return [f"{bench}: unknown benchmark (known: {', '.join(OTHER_BENCHES)})"]
+    script, normal, quick, timeout = OTHER_BENCHES[bench]
+    path = os.path.join(HERE, script)
+    if not os.path.exists(path):
+        return [f"{bench}: {script} not found"]
+    cmd = [sys.executable, "-u", path] + (quick if args.quick else normal)
+    summary_path = os.path.join(args.out, f"bench_{bench}_summary.txt")
+    if bench == "sparse_direct":
+        cmd += ["--out", args.results_dir]
+    else:
+        cmd += ["--summary", summary_path, "--json", os.path.join(args.out, f"bench_{bench}.json")]
+        if os.path.exists(summary_path):
+            os.remove(summary_path)
+    log("$ " + " ".join(cmd))
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        out, err, status = p.stdout, p.stderr, f"exit status {p.returncode}"
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+        status = f"timed out after {timeout} s"
+    for ln in out.splitlines():
+        log(ln)
+    if err.strip():
+        log(f"---- {script} stderr (last 3000 characters) ----")
+        log(err[-3000:])
+    log(f"{script}: {status}, {time.time() - t0:.0f} s")
+    if bench == "sparse_direct":
+        lines = [ln for ln in out.splitlines() if ln.startswith("sparse direct")]
+    elif os.path.exists(summary_path):
+        with open(summary_path) as fh:
+            lines = fh.read().splitlines()
+    else:
+        lines = []
+    return lines or [f"{bench}: no summary ({status})"]
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="folder for logs, json and copies of the tables")
@@ -353,6 +409,8 @@ def main(argv=None):
     p.add_argument("--skip-python", action="store_true")
     p.add_argument("--timeout", type=int, default=420, help="seconds for bench_matmul.py")
     p.add_argument("--results-dir", default=os.path.join(HERE, "results"))
+    p.add_argument("--benches", default=",".join(OTHER_BENCHES),
+                   help=f"comma-separated others to run after matmul ({','.join(OTHER_BENCHES)}); '' for none")
     args = p.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     log = Log()
@@ -381,38 +439,12 @@ def main(argv=None):
             fh.write(md)
     with open(os.path.join(args.out, "bench_summary.txt"), "w") as fh:
         fh.write("\n".join(summary) + "\n")
-    # Sparse direct solve (bench_sparse_direct.py, ~90 s budget): its summary lines are appended.
-    if not args.skip_python:
-        try:
-            sd = subprocess.run([sys.executable, "-u", os.path.join(HERE, "bench_sparse_direct.py"),
-                                 "--m", "300" if args.quick else "1000", "--out", args.results_dir],
-                                capture_output=True, text=True, timeout=150)
-            sd_lines = [ln for ln in sd.stdout.splitlines() if ln.startswith("sparse direct")]
-            log(sd.stdout + sd.stderr[-2000:])
-        except subprocess.TimeoutExpired:
-            sd_lines = ["sparse direct: bench_sparse_direct.py timed out after 150 s"]
-        summary += sd_lines
+    # The other benchmark scripts (each ~90 s or less): their summary lines follow matmul's.
+    for bench in args.benches.split(",") if args.benches else []:
+        lines = run_other(bench, args, log)
+        summary += lines
         with open(os.path.join(args.out, "bench_summary.txt"), "a") as fh:
-            fh.write("\n".join(sd_lines) + "\n")
-    # Sparse iterative solvers (bench_sparse_iterative.py, ~90 s): its table is appended to the
-    # log, its summary lines to bench_summary.txt and to the printed summary.
-    sparse_summary = os.path.join(args.out, "bench_sparse_iterative_summary.txt")
-    try:
-        cmd = [sys.executable, "-u", os.path.join(HERE, "bench_sparse_iterative.py"), "--json",
-               os.path.join(args.out, "bench_sparse_iterative.json"), "--summary", sparse_summary]
-        if args.quick:
-            cmd.append("--quick")
-        sp_out = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
-        for ln in (sp_out.stdout + sp_out.stderr).splitlines():
-            log(ln)
-        if os.path.exists(sparse_summary):
-            with open(sparse_summary) as fh:
-                sparse_lines = fh.read().splitlines()
-            summary += sparse_lines
-            with open(os.path.join(args.out, "bench_summary.txt"), "a") as fh:
-                fh.write("\n".join(sparse_lines) + "\n")
-    except (subprocess.TimeoutExpired, OSError) as e:
-        log(f"bench_sparse_iterative.py did not finish: {e}")
+            fh.write("\n".join(lines) + "\n")
     log(f"tables: {os.path.join(args.results_dir, name)} (copy in {args.out}); "
         f"{time.time() - t0:.0f} s in all; C++ {cpp_status}, Python {py_status}")
     with open(os.path.join(args.out, "bench_full.log"), "w") as fh:
