@@ -115,17 +115,29 @@ def decaying(torch, n, dtype, sym):
 def case_cholesky(gl, torch, cp, n, reps):
     a = spd(torch, n, torch.float64)
     name = f"cholesky n={n} fp64"
-    safe(name, "gpula", lambda: add(name, "gpula", gpu_time(lambda: gl.linalg.cholesky(a), reps)[0]))
-    safe(name, "torch", lambda: add(name, "torch", gpu_time(lambda: torch.linalg.cholesky(a), reps)[0]))
+    safe(
+        name, "gpula", lambda: add(name, "gpula", gpu_time(lambda: gl.linalg.cholesky(a), reps)[0])
+    )
+    safe(
+        name,
+        "torch",
+        lambda: add(name, "torch", gpu_time(lambda: torch.linalg.cholesky(a), reps)[0]),
+    )
     if cp is not None:
         ac = cp.asarray(a)
-        safe(name, "cupy", lambda: add(name, "cupy", gpu_time(lambda: cp.linalg.cholesky(ac), reps)[0]))
+        safe(
+            name,
+            "cupy",
+            lambda: add(name, "cupy", gpu_time(lambda: cp.linalg.cholesky(ac), reps)[0]),
+        )
 
 
 def backward_error(torch, a, x, b):
     a, x, b = a.double(), x.double(), b.double()
     r = torch.linalg.matrix_norm(b - a @ x, ord=1)
-    d = torch.linalg.matrix_norm(a, ord=1) * torch.linalg.matrix_norm(x, ord=1) + torch.linalg.matrix_norm(b, ord=1)
+    d = torch.linalg.matrix_norm(a, ord=1) * torch.linalg.matrix_norm(
+        x, ord=1
+    ) + torch.linalg.matrix_norm(b, ord=1)
     return float(r / d)
 
 
@@ -138,19 +150,29 @@ def case_solve(gl, torch, cp, n, reps):
         ms, x = gpu_time(fn, reps)
         add(name, impl, ms, backward_error=backward_error(torch, a, x, b))
 
-    safe(name, "gpula refine=auto", lambda: one("gpula refine=auto", lambda: gl.linalg.solve(a, b, refine="auto")))
+    safe(
+        name,
+        "gpula refine=auto",
+        lambda: one("gpula refine=auto", lambda: gl.linalg.solve(a, b, refine="auto")),
+    )
     safe(name, "gpula LU fp64", lambda: one("gpula LU fp64", lambda: gl.linalg.solve(a, b)))
     safe(name, "torch", lambda: one("torch", lambda: torch.linalg.solve(a, b)))
     if cp is not None:
         ac, bc = cp.asarray(a), cp.asarray(b)
-        safe(name, "cupy", lambda: one("cupy", lambda: torch.as_tensor(cp.linalg.solve(ac, bc), device="cuda")))
+        safe(
+            name,
+            "cupy",
+            lambda: one("cupy", lambda: torch.as_tensor(cp.linalg.solve(ac, bc), device="cuda")),
+        )
 
 
 def svd_errors(torch, a, u, s, vh):
     a64, u64, s64, vh64 = a.double(), u.double(), s.double(), vh.double()
     k = s.shape[-1]
     eye = torch.eye(k, dtype=torch.float64, device="cuda")
-    rec = torch.linalg.matrix_norm(a64 - (u64 * s64[..., None, :]) @ vh64) / torch.linalg.matrix_norm(a64)
+    rec = torch.linalg.matrix_norm(
+        a64 - (u64 * s64[..., None, :]) @ vh64
+    ) / torch.linalg.matrix_norm(a64)
     ou = torch.linalg.matrix_norm(u64.mT @ u64 - eye)
     ov = torch.linalg.matrix_norm(vh64 @ vh64.mT - eye)
     return {"reconstruction": float(rec.max()), "orthogonality": float(torch.maximum(ou, ov).max())}
@@ -171,14 +193,29 @@ def case_svd(gl, torch, cp, n, reps):
     name = f"svd {n}^2 fp32 thin"
     methods = ["auto", "gesvd", "gesvdj", "gesvdp"]
     for m in methods:
-        safe(name, f"gpula method={m}", lambda m=m: run_svd(
-            name, f"gpula method={m}", torch, a, lambda: gl.linalg.svd(a, method=m), reps))
-    safe(name, "torch", lambda: run_svd(
-        name, "torch", torch, a, lambda: torch.linalg.svd(a, full_matrices=False), reps))
+        safe(
+            name,
+            f"gpula method={m}",
+            lambda m=m: run_svd(
+                name, f"gpula method={m}", torch, a, lambda: gl.linalg.svd(a, method=m), reps
+            ),
+        )
+    safe(
+        name,
+        "torch",
+        lambda: run_svd(
+            name, "torch", torch, a, lambda: torch.linalg.svd(a, full_matrices=False), reps
+        ),
+    )
     if cp is not None:
         ac = cp.asarray(a)
-        safe(name, "cupy", lambda: run_svd(
-            name, "cupy", torch, a, lambda: cp.linalg.svd(ac, full_matrices=False), reps))
+        safe(
+            name,
+            "cupy",
+            lambda: run_svd(
+                name, "cupy", torch, a, lambda: cp.linalg.svd(ac, full_matrices=False), reps
+            ),
+        )
 
 
 def case_svdk(gl, torch, cp, n, k, reps):
@@ -190,9 +227,16 @@ def case_svdk(gl, torch, cp, n, k, reps):
         ms, (u, s, vh) = gpu_time(fn, reps)
         u, s, vh = (as_torch(torch, t) for t in (u, s, vh))
         err = float(((s.double()[:k] - s_ref).abs() / s_ref).max())
-        rec = float(torch.linalg.matrix_norm(a.double() - (u.double()[:, :k] * s.double()[:k]) @ vh.double()[:k])
-                    / torch.linalg.matrix_norm(a.double()))
-        best = float(torch.linalg.vector_norm(s_true[k:].double()) / torch.linalg.vector_norm(s_true.double()))
+        rec = float(
+            torch.linalg.matrix_norm(
+                a.double() - (u.double()[:, :k] * s.double()[:k]) @ vh.double()[:k]
+            )
+            / torch.linalg.matrix_norm(a.double())
+        )
+        best = float(
+            torch.linalg.vector_norm(s_true[k:].double())
+            / torch.linalg.vector_norm(s_true.double())
+        )
         add(name, impl, ms, sigma_rel_err=err, reconstruction=rec, optimal_reconstruction=best)
 
     safe(name, "gpula svd(k)", lambda: one("gpula svd(k)", lambda: gl.linalg.svd(a, k=k)))
@@ -220,7 +264,9 @@ def case_eighk(gl, torch, cp, n, k, reps):
 
     safe(name, "gpula eigh(k)", lambda: one("gpula eigh(k)", lambda: gl.linalg.eigh(a, k=k), True))
     safe(name, "gpula full eigh", lambda: one("gpula full eigh", lambda: gl.linalg.eigh(a), False))
-    safe(name, "torch full eigh", lambda: one("torch full eigh", lambda: torch.linalg.eigh(a), False))
+    safe(
+        name, "torch full eigh", lambda: one("torch full eigh", lambda: torch.linalg.eigh(a), False)
+    )
 
 
 def case_beigh(gl, torch, cp, batch, n, reps):
@@ -231,7 +277,9 @@ def case_beigh(gl, torch, cp, batch, n, reps):
     def one(impl, fn):
         ms, (w, v) = gpu_time(fn, reps)
         w, v = as_torch(torch, w), as_torch(torch, v)
-        res = torch.linalg.matrix_norm(a.double() @ v.double() - v.double() * w.double()[:, None, :])
+        res = torch.linalg.matrix_norm(
+            a.double() @ v.double() - v.double() * w.double()[:, None, :]
+        )
         add(name, impl, ms, residual=float((res / torch.linalg.matrix_norm(a.double())).max()))
 
     safe(name, "gpula", lambda: one("gpula", lambda: gl.linalg.eigh(a)))
@@ -245,29 +293,55 @@ def case_bsvd(gl, torch, cp, batch, n, reps):
     a = torch.randn(batch, n, n, dtype=torch.float32, device="cuda")
     name = f"batched svd {batch}x{n}^2 fp32"
     for m in ("auto", "gesvdj", "gesvda"):
-        safe(name, f"gpula method={m}", lambda m=m: run_svd(
-            name, f"gpula method={m}", torch, a, lambda: gl.linalg.svd(a, method=m), reps))
-    safe(name, "torch", lambda: run_svd(
-        name, "torch", torch, a, lambda: torch.linalg.svd(a, full_matrices=False), reps))
+        safe(
+            name,
+            f"gpula method={m}",
+            lambda m=m: run_svd(
+                name, f"gpula method={m}", torch, a, lambda: gl.linalg.svd(a, method=m), reps
+            ),
+        )
+    safe(
+        name,
+        "torch",
+        lambda: run_svd(
+            name, "torch", torch, a, lambda: torch.linalg.svd(a, full_matrices=False), reps
+        ),
+    )
     if cp is not None:
         ac = cp.asarray(a)
-        safe(name, "cupy", lambda: run_svd(
-            name, "cupy", torch, a, lambda: cp.linalg.svd(ac, full_matrices=False), reps))
+        safe(
+            name,
+            "cupy",
+            lambda: run_svd(
+                name, "cupy", torch, a, lambda: cp.linalg.svd(ac, full_matrices=False), reps
+            ),
+        )
 
 
 def case_bchol(gl, torch, cp, batch, n, reps):
     a = spd(torch, n, torch.float32, (batch,))
     b = torch.randn(batch, n, 1, dtype=torch.float32, device="cuda")
     name = f"batched cholesky {batch}x{n}^2 fp32"
-    safe(name, "gpula", lambda: add(name, "gpula", gpu_time(lambda: gl.linalg.cholesky(a), reps)[0]))
-    safe(name, "torch", lambda: add(name, "torch", gpu_time(lambda: torch.linalg.cholesky(a), reps)[0]))
+    safe(
+        name, "gpula", lambda: add(name, "gpula", gpu_time(lambda: gl.linalg.cholesky(a), reps)[0])
+    )
+    safe(
+        name,
+        "torch",
+        lambda: add(name, "torch", gpu_time(lambda: torch.linalg.cholesky(a), reps)[0]),
+    )
     name = f"batched solve {batch}x{n}^2 fp32 nrhs=1"
 
     def one(impl, fn):
         ms, x = gpu_time(fn, reps)
         x = as_torch(torch, x)
         r = torch.linalg.vector_norm((a.double() @ x.double() - b.double()).flatten(1), dim=1)
-        add(name, impl, ms, rel_residual=float((r / torch.linalg.vector_norm(b.double().flatten(1), dim=1)).max()))
+        add(
+            name,
+            impl,
+            ms,
+            rel_residual=float((r / torch.linalg.vector_norm(b.double().flatten(1), dim=1)).max()),
+        )
 
     safe(name, "gpula", lambda: one("gpula", lambda: gl.linalg.solve(a, b)))
     safe(name, "torch", lambda: one("torch", lambda: torch.linalg.solve(a, b)))
@@ -288,13 +362,30 @@ def case_cpu(gl, n, reps):
     sym = (a + a.T) / 2
     threads = os.environ.get("OMP_NUM_THREADS", str(os.cpu_count()))
     cases = [
-        ("cholesky", lambda: gl.linalg.cholesky(a_spd), lambda: np.linalg.cholesky(a_spd),
-         lambda: sla.cholesky(a_spd, lower=True)),
-        ("solve nrhs=16", lambda: gl.linalg.solve(a, b), lambda: np.linalg.solve(a, b),
-         lambda: sla.solve(a, b)),
-        ("qr reduced", lambda: gl.linalg.qr(a), lambda: np.linalg.qr(a), lambda: sla.qr(a, mode="economic")),
-        ("svd thin", lambda: gl.linalg.svd(a), lambda: np.linalg.svd(a, full_matrices=False),
-         lambda: sla.svd(a, full_matrices=False)),
+        (
+            "cholesky",
+            lambda: gl.linalg.cholesky(a_spd),
+            lambda: np.linalg.cholesky(a_spd),
+            lambda: sla.cholesky(a_spd, lower=True),
+        ),
+        (
+            "solve nrhs=16",
+            lambda: gl.linalg.solve(a, b),
+            lambda: np.linalg.solve(a, b),
+            lambda: sla.solve(a, b),
+        ),
+        (
+            "qr reduced",
+            lambda: gl.linalg.qr(a),
+            lambda: np.linalg.qr(a),
+            lambda: sla.qr(a, mode="economic"),
+        ),
+        (
+            "svd thin",
+            lambda: gl.linalg.svd(a),
+            lambda: np.linalg.svd(a, full_matrices=False),
+            lambda: sla.svd(a, full_matrices=False),
+        ),
         ("eigh", lambda: gl.linalg.eigh(sym), lambda: np.linalg.eigh(sym), lambda: sla.eigh(sym)),
     ]
     for what, g_fn, n_fn, s_fn in cases:
@@ -315,7 +406,9 @@ def ms_of(case_prefix, impl):
 
 
 def summary_lines():
-    L = ["dense linalg (ratio = peer time / gpula time; > 1: gpula faster; targets reported, not asserted):"]
+    L = [
+        "dense linalg (ratio = peer time / gpula time; > 1: gpula faster; targets reported, not asserted):"
+    ]
 
     def line(what, g, p, target, ok_fn, note=""):
         if g is None or p is None:
@@ -323,51 +416,105 @@ def summary_lines():
             return
         ratio = p["ms"] / g["ms"]
         ok = ok_fn(ratio, g, p)
-        L.append(f"  {what:58s} {g['ms']:9.2f} {p['ms']:9.2f} {ratio:7.2f}x {target:>9s} "
-                 f"{'yes' if ok else 'NO'} {note}")
+        L.append(
+            f"  {what:58s} {g['ms']:9.2f} {p['ms']:9.2f} {ratio:7.2f}x {target:>9s} "
+            f"{'yes' if ok else 'NO'} {note}"
+        )
 
-    line("cholesky n=8192 fp64 vs torch (ms)", ms_of("cholesky n=", "gpula"), ms_of("cholesky n=", "torch"),
-         ">=1.00x", lambda r, g, p: r >= 1.0)
-    g, p, lu = ms_of("solve n=", "gpula refine=auto"), ms_of("solve n=", "torch"), ms_of("solve n=", "gpula LU fp64")
+    line(
+        "cholesky n=8192 fp64 vs torch (ms)",
+        ms_of("cholesky n=", "gpula"),
+        ms_of("cholesky n=", "torch"),
+        ">=1.00x",
+        lambda r, g, p: r >= 1.0,
+    )
+    g, p, lu = (
+        ms_of("solve n=", "gpula refine=auto"),
+        ms_of("solve n=", "torch"),
+        ms_of("solve n=", "gpula LU fp64"),
+    )
     berr = ""
     ok_b = True
     if g and lu and "backward_error" in g:
         ok_b = g["backward_error"] <= 10 * lu["backward_error"]
         berr = f"berr {g['backward_error']:.1e} vs LU {lu['backward_error']:.1e} ({'ok' if ok_b else 'NO'})"
-    line("solve n=8192 fp64 nrhs=16 refine=auto vs torch (ms)", g, p, ">=2.50x",
-         lambda r, g, p: r >= 2.5 and ok_b, berr)
+    line(
+        "solve n=8192 fp64 nrhs=16 refine=auto vs torch (ms)",
+        g,
+        p,
+        ">=2.50x",
+        lambda r, g, p: r >= 2.5 and ok_b,
+        berr,
+    )
     g, p = ms_of("svd 4096", "gpula method=auto"), ms_of("svd 4096", "torch")
     note = ""
     if g and p and "reconstruction" in g:
         note = f"rec {g['reconstruction']:.1e}/{p['reconstruction']:.1e} orth {g['orthogonality']:.1e}/{p['orthogonality']:.1e}"
     line("svd 4096^2 fp32 thin vs torch (ms)", g, p, ">=4.00x", lambda r, g, p: r >= 4.0, note)
-    best = min((r for r in ROWS if r["case"].startswith("svd 4096") and r["impl"].startswith("gpula")
-                and r["ms"] is not None), key=lambda r: r["ms"], default=None)
+    best = min(
+        (
+            r
+            for r in ROWS
+            if r["case"].startswith("svd 4096")
+            and r["impl"].startswith("gpula")
+            and r["ms"] is not None
+        ),
+        key=lambda r: r["ms"],
+        default=None,
+    )
     if best:
-        L.append(f"    fastest gpula method: {best['impl']} {best['ms']:.1f} ms rec {best.get('reconstruction', 0):.1e}")
+        L.append(
+            f"    fastest gpula method: {best['impl']} {best['ms']:.1f} ms rec {best.get('reconstruction', 0):.1e}"
+        )
     g, p = ms_of("svd k=", "gpula svd(k)"), ms_of("svd k=", "torch.svd_lowrank(q=k)")
     note = ""
     if g and p and "sigma_rel_err" in g:
         note = f"sigma err {g['sigma_rel_err']:.1e} vs {p['sigma_rel_err']:.1e}"
-    line("svd k=64 4096^2 vs torch.svd_lowrank (ms)", g, p, ">=1.00x",
-         lambda r, g, p: r >= 1.0 and g.get("sigma_rel_err", 1) <= p.get("sigma_rel_err", 0), note)
-    line("eigh k=64 n=8192 fp64 vs full eigh (gpula) (ms)", ms_of("eigh k=", "gpula eigh(k)"),
-         ms_of("eigh k=", "gpula full eigh"), ">=5.00x", lambda r, g, p: r >= 5.0)
+    line(
+        "svd k=64 4096^2 vs torch.svd_lowrank (ms)",
+        g,
+        p,
+        ">=1.00x",
+        lambda r, g, p: r >= 1.0 and g.get("sigma_rel_err", 1) <= p.get("sigma_rel_err", 0),
+        note,
+    )
+    line(
+        "eigh k=64 n=8192 fp64 vs full eigh (gpula) (ms)",
+        ms_of("eigh k=", "gpula eigh(k)"),
+        ms_of("eigh k=", "gpula full eigh"),
+        ">=5.00x",
+        lambda r, g, p: r >= 5.0,
+    )
     t = ms_of("eigh k=", "torch full eigh")
     if t:
         L.append(f"    torch full eigh {t['ms']:.1f} ms")
-    for case, target_ms, peers in (("batched eigh", 10.0, ("torch", "cupy")), ("batched svd", 50.0, ("torch", "cupy"))):
+    for case, target_ms, peers in (
+        ("batched eigh", 10.0, ("torch", "cupy")),
+        ("batched svd", 50.0, ("torch", "cupy")),
+    ):
         g = ms_of(case, "gpula") or ms_of(case, "gpula method=auto")
         if g is None:
             L.append(f"  {case} 1000x128^2 fp32: gpula n/a")
             continue
         peer_txt = ", ".join(f"{x} {ms_of(case, x)['ms']:.1f} ms" for x in peers if ms_of(case, x))
-        L.append(f"  {case + ' 1000x128^2 fp32 (ms)':58s} {g['ms']:9.2f} target <={target_ms:.0f} ms "
-                 f"{'yes' if g['ms'] <= target_ms else 'NO'} ({peer_txt})")
-    line("batched cholesky 10000x32^2 fp32 vs torch (ms)", ms_of("batched cholesky", "gpula"),
-         ms_of("batched cholesky", "torch"), ">=1.00x", lambda r, g, p: r >= 1.0)
-    line("batched solve 10000x32^2 fp32 vs torch (ms)", ms_of("batched solve", "gpula"),
-         ms_of("batched solve", "torch"), ">=1.00x", lambda r, g, p: r >= 1.0)
+        L.append(
+            f"  {case + ' 1000x128^2 fp32 (ms)':58s} {g['ms']:9.2f} target <={target_ms:.0f} ms "
+            f"{'yes' if g['ms'] <= target_ms else 'NO'} ({peer_txt})"
+        )
+    line(
+        "batched cholesky 10000x32^2 fp32 vs torch (ms)",
+        ms_of("batched cholesky", "gpula"),
+        ms_of("batched cholesky", "torch"),
+        ">=1.00x",
+        lambda r, g, p: r >= 1.0,
+    )
+    line(
+        "batched solve 10000x32^2 fp32 vs torch (ms)",
+        ms_of("batched solve", "gpula"),
+        ms_of("batched solve", "torch"),
+        ">=1.00x",
+        lambda r, g, p: r >= 1.0,
+    )
     cpu = [r for r in ROWS if r["case"].startswith("cpu ")]
     worst = []
     for case in dict.fromkeys(r["case"] for r in cpu):
@@ -380,17 +527,23 @@ def summary_lines():
     if worst:
         txt = ", ".join(f"{w} {r:.2f}x" for r, w in worst)
         ok = max(r for r, _ in worst) <= 1.15
-        L.append(f"  cpu n=2048 gpula time / best of numpy,scipy (<=1.15x: {'yes' if ok else 'NO'}): {txt}")
+        L.append(
+            f"  cpu n=2048 gpula time / best of numpy,scipy (<=1.15x: {'yes' if ok else 'NO'}): {txt}"
+        )
     return L
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--json")
     p.add_argument("--summary")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--cases", default="cholesky,solve,svd,svdk,eighk,beigh,bsvd,bchol,cpu")
-    p.add_argument("--results-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    p.add_argument(
+        "--results-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    )
     args = p.parse_args(argv)
     cases = set(args.cases.split(","))
     import gpula as gl
@@ -434,11 +587,18 @@ def main(argv=None):
     if "cpu" in cases:
         case_cpu(gl, 512 if q else 2048, 3 if q else 5)
     date = datetime.date.today().isoformat()
-    table = [f"## Dense linear algebra, {date}, {dev}{' (quick sizes)' if q else ''}", "",
-             "| case | implementation | ms (median) | accuracy |", "|---|---|---|---|"]
+    table = [
+        f"## Dense linear algebra, {date}, {dev}{' (quick sizes)' if q else ''}",
+        "",
+        "| case | implementation | ms (median) | accuracy |",
+        "|---|---|---|---|",
+    ]
     for r in ROWS:
-        acc = ", ".join(f"{k} {v:.2e}" if isinstance(v, float) else f"{k} {v}"
-                        for k, v in r.items() if k not in ("case", "impl", "ms"))
+        acc = ", ".join(
+            f"{k} {v:.2e}" if isinstance(v, float) else f"{k} {v}"
+            for k, v in r.items()
+            if k not in ("case", "impl", "ms")
+        )
         ms = "n/a" if r["ms"] is None else f"{r['ms']:.3f}"
         table.append(f"| {r['case']} | {r['impl']} | {ms} | {acc} |")
     summary = summary_lines()
