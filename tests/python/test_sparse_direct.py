@@ -60,6 +60,14 @@ def test_pattern_change_is_value_error():
         s.reset_operands(a=_random(50, np.float64, 5, density=0.1))
 
 
+def test_dtype_change_is_type_error():
+    a = _random(20, np.float32, 4, density=0.2)
+    s = gl.sparse.DirectSolver(a, np.ones(20, np.float32))
+    s.plan()
+    with pytest.raises(TypeError, match="a must keep dtype float32, got float64"):
+        s.reset_operands(a=sp.csr_matrix(a, dtype=np.float64))
+
+
 def test_state_order_errors():
     a = _random(20, np.float64, 6)
     s = gl.sparse.DirectSolver(a, np.ones(20))
@@ -113,7 +121,7 @@ def test_cupy_matches_scipy(dtype):
         np.testing.assert_allclose(cupy.asnumpy(x), ref, rtol=TOL[dtype], atol=TOL[dtype])
         a2 = a.copy()
         a2.data = a2.data * 1.5
-        a2 = a2 + sp.diags(np.full(300, 3.0))
+        a2 = sp.csr_matrix(a2 + sp.diags(np.full(300, 3.0)), dtype=dtype)  # keep the dtype
         s.reset_operands(a=csp.csr_matrix(a2))
         s.factorize()
         ref2 = spla.spsolve(a2.astype(np.complex128 if np.iscomplexobj(b) else np.float64), b)
