@@ -2,6 +2,7 @@
 """Dense linear algebra: gpula.linalg vs torch.linalg and cupy.linalg (GPU), NumPy/SciPy (CPU).
 
   python3 bench/bench_linalg.py [--json PATH] [--summary PATH] [--quick] [--cases a,b,...]
+  (--cases defaults to $GPULA_BENCH_LINALG_CASES, else all)
                                 [--results-dir DIR]
 
 Cases (the targets of the dense linear-algebra issue; sizes shrink with --quick):
@@ -16,7 +17,8 @@ Cases (the targets of the dense linear-algebra issue; sizes shrink with --quick)
   beigh     batch 1000 x 128^2 fp32 eigh     gpula / torch / cupy
   bsvd      batch 1000 x 128^2 fp32 svd      gpula / torch / cupy (peers over 1 s run once)
   bchol     batch 10000 x 32^2 fp32 cholesky and solve (nrhs=1)  gpula / torch
-  cpu       n=2048 fp64 on the host: cholesky, solve, qr, svd, eigh  gpula CPU / NumPy / SciPy
+  cpu       n=2048 fp64 on the host: cholesky, solve, qr, svd, eigh  gpula CPU / NumPy / SciPy,
+            each library in its own process (their BLAS thread pools would compete otherwise)
 Test matrices: SPD A = G G^T / n + I; general A Gaussian (+ n I for solve, well conditioned);
 top-k matrices with a decaying spectrum sigma_i = 0.97^i (+1e-3), the kind PCA and low-rank
 methods meet (Q random orthogonal, built with QR on the GPU); the table names each.
@@ -150,11 +152,9 @@ def case_solve(gl, torch, cp, n, reps):
         ms, x = gpu_time(fn, reps)
         add(name, impl, ms, backward_error=backward_error(torch, a, x, b))
 
-    safe(
-        name,
-        "gpula refine=auto",
-        lambda: one("gpula refine=auto", lambda: gl.linalg.solve(a, b, refine="auto")),
-    )
+    for ref in ("auto", "tf32", "bf16", "f16", "f32"):
+        impl = f"gpula refine={ref}"
+        safe(name, impl, lambda impl=impl, ref=ref: one(impl, lambda: gl.linalg.solve(a, b, refine=ref)))
     safe(name, "gpula LU fp64", lambda: one("gpula LU fp64", lambda: gl.linalg.solve(a, b)))
     safe(name, "torch", lambda: one("torch", lambda: torch.linalg.solve(a, b)))
     if cp is not None:
@@ -351,47 +351,58 @@ def case_bchol(gl, torch, cp, batch, n, reps):
 # CPU case
 
 
-def case_cpu(gl, n, reps):
-    import scipy.linalg as sla
-
+def cpu_ops(impl, n):
+    """The CPU cases of one implementation: [(what, fn)]."""
     rng = np.random.default_rng(0)
     g = rng.standard_normal((n, n))
     a_spd = g @ g.T / n + np.eye(n)
     a = rng.standard_normal((n, n))
     b = rng.standard_normal((n, 16))
     sym = (a + a.T) / 2
+    if impl == "gpula cpu":
+        import gpula as gl
+
+        la = gl.linalg
+        return [("cholesky", lambda: la.cholesky(a_spd)), ("solve nrhs=16", lambda: la.solve(a, b)),
+                ("qr reduced", lambda: la.qr(a)), ("svd thin", lambda: la.svd(a)),
+                ("eigh", lambda: la.eigh(sym))]
+    if impl == "numpy":
+        return [("cholesky", lambda: np.linalg.cholesky(a_spd)), ("solve nrhs=16", lambda: np.linalg.solve(a, b)),
+                ("qr reduced", lambda: np.linalg.qr(a)), ("svd thin", lambda: np.linalg.svd(a, full_matrices=False)),
+                ("eigh", lambda: np.linalg.eigh(sym))]
+    import scipy.linalg as sla
+
+    return [("cholesky", lambda: sla.cholesky(a_spd, lower=True)), ("solve nrhs=16", lambda: sla.solve(a, b)),
+            ("qr reduced", lambda: sla.qr(a, mode="economic")), ("svd thin", lambda: sla.svd(a, full_matrices=False)),
+            ("eigh", lambda: sla.eigh(sym))]
+
+
+def cpu_child(impl, n, reps):
+    """Runs in its own process, so that no other BLAS thread pool spins next to this one."""
+    out = []
+    for what, fn in cpu_ops(impl, n):
+        try:
+            out.append({"what": what, "ms": cpu_time(fn, reps)[0]})
+        except Exception as e:  # noqa: BLE001
+            out.append({"what": what, "ms": None, "error": f"{type(e).__name__}: {str(e)[:160]}"})
+    print(json.dumps(out))
+
+
+def case_cpu(gl, n, reps):
+    import subprocess
+
     threads = os.environ.get("OMP_NUM_THREADS", str(os.cpu_count()))
-    cases = [
-        (
-            "cholesky",
-            lambda: gl.linalg.cholesky(a_spd),
-            lambda: np.linalg.cholesky(a_spd),
-            lambda: sla.cholesky(a_spd, lower=True),
-        ),
-        (
-            "solve nrhs=16",
-            lambda: gl.linalg.solve(a, b),
-            lambda: np.linalg.solve(a, b),
-            lambda: sla.solve(a, b),
-        ),
-        (
-            "qr reduced",
-            lambda: gl.linalg.qr(a),
-            lambda: np.linalg.qr(a),
-            lambda: sla.qr(a, mode="economic"),
-        ),
-        (
-            "svd thin",
-            lambda: gl.linalg.svd(a),
-            lambda: np.linalg.svd(a, full_matrices=False),
-            lambda: sla.svd(a, full_matrices=False),
-        ),
-        ("eigh", lambda: gl.linalg.eigh(sym), lambda: np.linalg.eigh(sym), lambda: sla.eigh(sym)),
-    ]
-    for what, g_fn, n_fn, s_fn in cases:
-        name = f"cpu {what} n={n} fp64 ({threads} threads)"
-        for impl, fn in (("gpula cpu", g_fn), ("numpy", n_fn), ("scipy", s_fn)):
-            safe(name, impl, lambda impl=impl, fn=fn: add(name, impl, cpu_time(fn, reps)[0]))
+    for impl in ("gpula cpu", "numpy", "scipy"):
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--cpu-child", impl, "--cpu-n", str(n),
+                            "--cpu-reps", str(reps)], capture_output=True, text=True, timeout=300)
+        try:
+            rows = json.loads(p.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            add(f"cpu n={n}", impl, None, error=(p.stderr or "no output")[-200:])
+            continue
+        for r in rows:
+            name = f"cpu {r['what']} n={n} fp64 ({threads} threads)"
+            add(name, impl, r["ms"], **({"error": r["error"]} if "error" in r else {}))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -540,11 +551,20 @@ def main(argv=None):
     p.add_argument("--json")
     p.add_argument("--summary")
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--cases", default="cholesky,solve,svd,svdk,eighk,beigh,bsvd,bchol,cpu")
+    p.add_argument(
+        "--cases",
+        default=os.environ.get("GPULA_BENCH_LINALG_CASES", "cholesky,solve,svd,svdk,eighk,beigh,bsvd,bchol,cpu"),
+    )
+    p.add_argument("--cpu-child", help=argparse.SUPPRESS)
+    p.add_argument("--cpu-n", type=int, default=2048, help=argparse.SUPPRESS)
+    p.add_argument("--cpu-reps", type=int, default=5, help=argparse.SUPPRESS)
     p.add_argument(
         "--results-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
     )
     args = p.parse_args(argv)
+    if args.cpu_child:
+        cpu_child(args.cpu_child, args.cpu_n, args.cpu_reps)
+        return 0
     cases = set(args.cases.split(","))
     import gpula as gl
 

@@ -29,7 +29,7 @@ DEPS=$ROOT/.deps/root
 PYSITE=$BUILD/pysite
 PY=${PYTHON:-python3}
 T0=$(date +%s)
-ALL_STAGES="deps build ctest cuda sanitizer python pytest bench"
+ALL_STAGES="deps build ctest cuda sanitizer python pytest bench"  # and "probes", on request
 STAGES=${*:-$ALL_STAGES}
 
 # ---- bookkeeping -----------------------------------------------------------------------------
@@ -203,11 +203,43 @@ stage_ctest() {
 
 CUDA_TESTS=$BUILD/tests/cpp/gpula_cuda_tests
 
+# A crashing test (signal) would hide every test after it: the crashed test is named, a gdb
+# backtrace of it is logged where gdb exists, and the run goes on without it (3 crashes at most).
 stage_cuda() {
-  local rc=0
+  local rc=0 filter=${CUDA_FILTER:-*} crashed=() round last
   [[ -x $CUDA_TESTS ]] || { DETAIL="gpula_cuda_tests not built"; return 1; }
-  timeout "$LIMIT" "$CUDA_TESTS" --gtest_color=no || rc=$?
+  for round in 1 2 3 4; do
+    rc=0
+    timeout "$LIMIT" "$CUDA_TESTS" --gtest_color=no "--gtest_filter=$filter" || rc=$?
+    (( rc > 128 && rc != 124 && rc != 137 )) || break
+    last=$(grep -E '^\[ RUN      \]' "$OUT/cuda_tests.log" | tail -1 | awk '{print $4}')
+    [[ -n $last && $round -lt 4 ]] || break
+    crashed+=("$last (signal $((rc - 128)))")
+    echo "== $last crashed (exit $rc); backtrace, then the run goes on without it"
+    if command -v gdb >/dev/null; then
+      timeout 120 gdb -q -batch -ex run -ex bt --args "$CUDA_TESTS" --gtest_color=no \
+        "--gtest_filter=$last" 2>&1 | tail -40
+    fi
+    [[ $filter == *-* ]] && filter="$filter:$last" || filter="$filter-$last"
+  done
   DETAIL=$(gtest_counts "$OUT/cuda_tests.log")
+  if (( ${#crashed[@]} )); then
+    DETAIL="$DETAIL (last round); crashed: ${crashed[*]}"
+    rc=1
+  fi
+  return $rc
+}
+
+# bench/probes/*.py (one-off measurements that guide a choice), 120 s each, log probes.log.
+stage_probes() {
+  local f rc=0 n=0
+  for f in "$ROOT"/bench/probes/*.py; do
+    [[ -e $f ]] || continue
+    echo "== $f"
+    timeout 120 $PY "$f" || rc=$?
+    n=$((n + 1))
+  done
+  DETAIL="$n probes"
   return $rc
 }
 
@@ -321,7 +353,7 @@ stage_bench() {
 # ---- main ------------------------------------------------------------------------------------
 
 : >"$OUT/build.log"
-for f in ctest cuda_tests sanitizer pytest bench; do wants "${f%_tests}" && : >"$OUT/$f.log"; done
+for f in ctest cuda_tests sanitizer pytest bench probes; do wants "${f%_tests}" && : >"$OUT/$f.log"; done
 setup_env
 wants deps || [[ -d $DEPS ]] || STAGES="deps $STAGES"
 rm -f "$BUILD/bench_summary.txt"
@@ -335,6 +367,7 @@ run_stage python build.log 180 stage_python
 run_stage pytest pytest.log 150 stage_pytest
 run_stage sanitizer sanitizer.log 180 stage_sanitizer
 run_stage bench bench.log 600 stage_bench
+run_stage probes probes.log 400 stage_probes
 
 # ---- summary (printed last) ------------------------------------------------------------------
 
