@@ -59,6 +59,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ int order[kMaxCols];  // order[r] = column with the r-th largest sigma
   __shared__ int rotated;
   __shared__ int bad;
+  __shared__ T frob2;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int n2 = cols + (cols & 1);
   const T eps = Eps<T>::value;
@@ -73,8 +74,20 @@ __global__ void __launch_bounds__(kThreads)
     }
     for (int e = threadIdx.x; e < cols * cols; e += kThreads)
       vv[e] = (e % cols == e / cols) ? T(1) : T(0);
-    if (threadIdx.x == 0) bad = 0;
+    if (threadIdx.x == 0) {
+      bad = 0;
+      frob2 = 0;
+    }
     __syncthreads();
+    {
+      T part = 0;
+      for (int e = threadIdx.x; e < rows * cols; e += kThreads) part += g[e] * g[e];
+      part = warp_sum(part);
+      if (lane == 0) atomicAdd(&frob2, part);
+    }
+    __syncthreads();
+    // Squared column norm below which a column is rounding noise of the whole matrix.
+    const T negligible = frob2 * (eps * eps) * static_cast<T>(rows);
 
     int sweep = 0;
     for (; sweep < max_sweeps; ++sweep) {
@@ -99,10 +112,17 @@ __global__ void __launch_bounds__(kThreads)
             beta += y * y;
             gamma += x * y;
           }
-          alpha = warp_sum(alpha);
-          beta = warp_sum(beta);
-          gamma = warp_sum(gamma);
-          if (!(fabs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;  // NaN: no rotation
+          // Lane 0's sums for every lane: the butterfly's lanes may differ in the last bit,
+          // and the whole warp must take the same branch and rotation.
+          alpha = __shfl_sync(0xffffffffu, warp_sum(alpha), 0);
+          beta = __shfl_sync(0xffffffffu, warp_sum(beta), 0);
+          gamma = __shfl_sync(0xffffffffu, warp_sum(gamma), 0);
+          // No rotation for an orthogonal enough pair, for a pair of columns at rounding level
+          // of the whole matrix (noise, as in rank-deficient input: rotating it never
+          // converges), or for NaN.
+          if (!(fabs(gamma) > tol * sqrt(alpha) * sqrt(beta)) || alpha <= negligible ||
+              beta <= negligible)
+            continue;
           // Rotation zeroing the (p, q) entry of G^T G (Rutishauser's formulas).
           const T zeta = (beta - alpha) / (2 * gamma);
           const T t = copysign(T(1), zeta) / (fabs(zeta) + sqrt(T(1) + zeta * zeta));
