@@ -84,8 +84,13 @@ Eig eig(const TensorView& a, bool eigvals_only, const LinalgOptions& options, St
   return eig_impl("linalg.eig", a, eigvals_only, options, stream);
 }
 
+Factor eigvals_ex(const TensorView& a, const LinalgOptions& options, Stream stream) {
+  Eig r = eig_impl("linalg.eigvals", a, true, options, stream);
+  return Factor{r.w, r.info};
+}
+
 Tensor eigvals(const TensorView& a, const LinalgOptions& options, Stream stream) {
-  return eig_impl("linalg.eigvals", a, true, options, stream).w;
+  return eigvals_ex(a, options, stream).value;
 }
 
 }  // namespace gpula::linalg

@@ -178,7 +178,9 @@ struct Eig {
 };
 Eig eig(const TensorView& a, bool eigvals_only = false, const LinalgOptions& options = {},
         Stream stream = {});
-/// eig(a, true, ...).w.
+/// Eigenvalues only (v not computed) and info, as eig(a, true, ...) but with messages naming
+/// linalg.eigvals. eigvals(...) is eigvals_ex(...).value.
+Factor eigvals_ex(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
 Tensor eigvals(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
 
 }  // namespace gpula::linalg
