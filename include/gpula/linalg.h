@@ -167,7 +167,9 @@ Tensor eigvalsh(const TensorView& a, bool lower = true, const LinalgOptions& opt
 /// eigenvectors, whose largest component is real. Defective matrices (a Jordan block) give
 /// finite w and (nearly) parallel columns of v. eigvals_only leaves v undefined (not computed).
 /// CPU: LAPACK ?geev (jobvl 'N'). GPU: cusolverDnXgeev (CUDA 12.6+) per matrix of the batch,
-/// real input in LAPACK's real packed form, unpacked to complex on the device.
+/// real input in LAPACK's real packed form, unpacked to complex on the device (a real dtype that
+/// this cuSOLVER refuses in its workspace query is widened to complex and solved as such, logged
+/// at debug level; its pairs are then conjugate only to rounding).
 /// info (int32, batch shape): k > 0 where the QR algorithm did not converge (then w and v of
 /// that matrix are undefined); with check_info (the default) that raises LinAlgError naming the
 /// batch item. NaN or Inf input never crashes: that matrix's w and v are NaN (info 0).

@@ -288,6 +288,12 @@ TEST(LinalgEigCpu, InfoWithoutCheckInfo) {
   ASSERT_EQ(r.info.shape(), (Shape{2, 3}));
   core_test::for_each_index(r.info.shape(),
                             [&](const Shape& i) { EXPECT_EQ(at(r.info.view(), i).real(), 0.0); });
+  const la::Factor f = la::eigvals_ex(a.view, o);
+  ASSERT_EQ(f.info.shape(), (Shape{2, 3}));
+  ASSERT_EQ(f.value.shape(), (Shape{2, 3, 5}));
+  EXPECT_EQ(f.value.dtype(), DType::c64);
+  const TensorView wr = r.w.view();
+  EXPECT_LE(eig_test::check(a.view, f.value.view(), nullptr, &wr).w_vs_ref, tol(DType::c64, 5));
 }
 
 TEST(LinalgEigCpu, ArgumentErrorsNameFunctionArgumentAndShape) {
@@ -296,6 +302,8 @@ TEST(LinalgEigCpu, ArgumentErrorsNameFunctionArgumentAndShape) {
   EXPECT_EQ(msg_of([&] { la::eig(r.view); }),
             "[linalg.eig] expected a square matrix for a, got shape (3, 4)");
   EXPECT_EQ(msg_of([&] { la::eigvals(r.view); }),
+            "[linalg.eigvals] expected a square matrix for a, got shape (3, 4)");
+  EXPECT_EQ(msg_of([&] { la::eigvals_ex(r.view); }),
             "[linalg.eigvals] expected a square matrix for a, got shape (3, 4)");
   HostTensor v = make_host({3}, DType::f64);
   EXPECT_THROW(la::eigvals(v.view), InvalidArgument);
