@@ -78,8 +78,8 @@ TEST(LinalgEigCpu, RotationGivesAConjugatePair) {
     EXPECT_EQ(r.info.dtype(), DType::i32);
     EXPECT_LE(eig_test::match_distance(values(r.w), {cdouble(0, 1), cdouble(0, -1)}), 1e-6)
         << name(t);
-    const eig_test::Errors e = eig_test::check(a.view, r.w.view(), &r.v.view(), nullptr,
-                                               !is_complex(t));
+    const eig_test::Errors e =
+        eig_test::check(a.view, r.w.view(), &r.v.view(), nullptr, !is_complex(t));
     EXPECT_LE(e.residual, tol(t, 2));
     EXPECT_LE(e.unit, tol(t, 2));
     EXPECT_EQ(e.bad_pairs, 0);
@@ -95,10 +95,11 @@ TEST(LinalgEigCpu, RotationGivesAConjugatePair) {
 
 TEST(LinalgEigCpu, TriangularAndDiagonalGiveTheirDiagonal) {
   for (DType t : linalg_test::float_types()) {
-    HostTensor u = matrix(t, 4, {1.0, 2.0, -1.0, 0.5,  //
-                                 0.0, -2.0, 3.0, 1.0,  //
-                                 0.0, 0.0, 3.0, 4.0,   //
-                                 0.0, 0.0, 0.0, 0.5});
+    HostTensor u = matrix(t, 4,
+                          {1.0, 2.0, -1.0, 0.5,  //
+                           0.0, -2.0, 3.0, 1.0,  //
+                           0.0, 0.0, 3.0, 4.0,   //
+                           0.0, 0.0, 0.0, 0.5});
     la::Eig r = la::eig(u.view);
     const std::vector<cdouble> w = sorted_w(r.w);
     const double want[] = {-2.0, 0.5, 1.0, 3.0};
@@ -190,15 +191,15 @@ TEST_P(LinalgEigCpuRandom, ResidualsUnitColumnsAndEigenvalues) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Types, LinalgEigCpuRandom,
-    ::testing::Combine(::testing::Values(DType::f32, DType::f64, DType::c64, DType::c128),
-                       ::testing::Values(Layout::row, Layout::col, Layout::col_padded,
-                                         Layout::strided)),
-    [](const auto& info) {
-      return std::string(name(std::get<0>(info.param))) + "_" +
-             core_test::layout_name(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Types, LinalgEigCpuRandom,
+                         ::testing::Combine(::testing::Values(DType::f32, DType::f64, DType::c64,
+                                                              DType::c128),
+                                            ::testing::Values(Layout::row, Layout::col,
+                                                              Layout::col_padded, Layout::strided)),
+                         [](const auto& info) {
+                           return std::string(name(std::get<0>(info.param))) + "_" +
+                                  core_test::layout_name(std::get<1>(info.param));
+                         });
 
 TEST(LinalgEigCpu, RealInputHasComplexPairs) {
   // Random real matrices of even order have complex eigenvalues with probability ~1: check that
@@ -271,8 +272,9 @@ TEST(LinalgEigCpu, NanAndInfNeverCrash) {
     }
     // Matrix 0 is unaffected: its results match a solve of it alone.
     HostTensor first = make_host({6, 6}, t);
-    core_test::for_each_index(first.view.shape,
-                              [&](const Shape& i) { first.set(i, a.get({0, i[0], i[1]})); });
+    core_test::for_each_index(first.view.shape, [&](const Shape& i) {
+      first.set(i, a.get({0, i[0], i[1]}));
+    });
     const Tensor alone = la::eigvals(first.view);
     for (int64_t j = 0; j < 6; ++j) EXPECT_EQ(at(r.w.view(), {0, j}), at(alone.view(), {j}));
     EXPECT_NO_THROW(la::eigvals(a.view));

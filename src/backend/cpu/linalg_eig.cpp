@@ -38,8 +38,7 @@ inline Int geev_real(char jobvr, Int n, float* a, Int lda, float* wr, float* wi,
   const char jobvl = 'N';
   const Int ldvl = 1;
   Int info = 0;
-  sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info, 1,
-         1);
+  sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
   return info;
 }
 inline Int geev_real(char jobvr, Int n, double* a, Int lda, double* wr, double* wi, double* vr,
@@ -47,8 +46,7 @@ inline Int geev_real(char jobvr, Int n, double* a, Int lda, double* wr, double* 
   const char jobvl = 'N';
   const Int ldvl = 1;
   Int info = 0;
-  dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info, 1,
-         1);
+  dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
   return info;
 }
 inline Int geev_complex(char jobvr, Int n, c32* a, Int lda, c32* w, c32* vr, Int ldvr, c32* work,
@@ -132,7 +130,8 @@ class CpuEig final : public EigBackend {
       } else {
         lapack::geev_complex(jobvr, n, base, n, &tdummy, &tdummy, ldvr, &qwork, -1, &rdummy);
       }
-      const lapack::Int lwork = std::max<lapack::Int>(1, static_cast<lapack::Int>(std::real(qwork)));
+      const lapack::Int lwork =
+          std::max<lapack::Int>(1, static_cast<lapack::Int>(std::real(qwork)));
       const bool par = parallel(a.count, a.n);
       const int lanes = par ? omp_get_max_threads() : 1;
       std::vector<T> work(static_cast<std::size_t>(lwork) * lanes);
@@ -159,8 +158,8 @@ class CpuEig final : public EigBackend {
           R* wr = rw;
           R* wim = rw + a.n;
           R* vr = vectors ? rw + 2 * a.n : &rdummy;
-          info[b] = static_cast<int32_t>(
-              lapack::geev_real(jobvr, n, m, n, wr, wim, vr, ldvr, wk, lwork));
+          info[b] =
+              static_cast<int32_t>(lapack::geev_real(jobvr, n, m, n, wr, wim, vr, ldvr, wk, lwork));
           for (int64_t j = 0; j < a.n; ++j) wi_out[j] = C(wr[j], wim[j]);
           if (vectors)
             for (int64_t j = 0; j < a.n; ++j) unpack_column(vr, wim, a.n, j, vi + j * a.n);

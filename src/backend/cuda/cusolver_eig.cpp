@@ -41,8 +41,8 @@ struct Geev {
 
   cusolverStatus_t buffer_size(const void* a, const void* w, const void* vr, std::size_t* dev,
                                std::size_t* host) const {
-    return cusolverDnXgeev_bufferSize(h, params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, at, a, n,
-                                      wt, w, vt, nullptr, n, vt, vr, n, at, dev, host);
+    return cusolverDnXgeev_bufferSize(h, params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, at, a, n, wt,
+                                      w, vt, nullptr, n, vt, vr, n, at, dev, host);
   }
   // Every item of the batch: a (column-major n x n of type at), w (w_item bytes per item) and
   // vr (n * n of type vt per item, or null) advance together; info[b] per item.
@@ -56,8 +56,8 @@ struct Geev {
       GPULA_CHECK(c.op, cusolverDnXgeev(h, params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, at,
                                         static_cast<char*>(a) + b * a_item, n, wt,
                                         static_cast<char*>(w) + b * w_item, vt, nullptr, n, vt,
-                                        vr ? static_cast<char*>(vr) + b * vr_item : nullptr, n,
-                                        at, ws.data(), dev, hw, host, info + b));
+                                        vr ? static_cast<char*>(vr) + b * vr_item : nullptr, n, at,
+                                        ws.data(), dev, hw, host, info + b));
   }
 };
 

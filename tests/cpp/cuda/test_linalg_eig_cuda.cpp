@@ -88,8 +88,8 @@ TEST_P(CudaEig, HostDataRunsOnTheGpuAndComesBack) {
   o.device = Device::cuda(0);
   la::Eig r = la::eig(a.view, false, o);
   ASSERT_FALSE(r.w.device().is_cuda());
-  const eig_test::Errors e = eig_test::check(a.view, r.w.view(), &r.v.view(), nullptr,
-                                             !is_complex(t));
+  const eig_test::Errors e =
+      eig_test::check(a.view, r.w.view(), &r.v.view(), nullptr, !is_complex(t));
   EXPECT_LE(e.residual, tol(t, 6));
   EXPECT_LE(e.unit, tol(t, 6));
   EXPECT_EQ(e.bad_pairs, 0);

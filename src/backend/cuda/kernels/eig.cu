@@ -92,14 +92,13 @@ cudaError_t unpack_real(const void* w2, const void* vr, int64_t n, int64_t count
   if (vr && v) {
     const int64_t tv = n * n * count;
     unpack_v_kernel<R><<<blocks_for(tv), kThreads, 0, s>>>(wp, static_cast<const R*>(vr), n, tv,
-                                                          static_cast<R*>(v));
+                                                           static_cast<R*>(v));
   }
   return cudaGetLastError();
 }
 
 template <class R>
-cudaError_t poison(const int32_t* bad, int64_t n, int64_t count, void* w, void* v,
-                   cudaStream_t s) {
+cudaError_t poison(const int32_t* bad, int64_t n, int64_t count, void* w, void* v, cudaStream_t s) {
   const int64_t tw = n * count;
   poison_kernel<R><<<blocks_for(tw), kThreads, 0, s>>>(bad, n, tw, static_cast<R*>(w));
   if (v) {
