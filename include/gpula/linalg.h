@@ -157,4 +157,32 @@ Eigh eigh(const TensorView& a, bool lower = true, bool eigvals_only = false,
 Tensor eigvalsh(const TensorView& a, bool lower = true, const LinalgOptions& options = {},
                 Stream stream = {});
 
+/// Eigenvalues and right eigenvectors of each general (non-symmetric) square matrix, as
+/// numpy.linalg.eig / torch.linalg.eig: w (complex, shape (..., n): complex64 for float32 and
+/// complex64 input, complex128 for float64 and complex128) and v (same complex dtype, shape
+/// (..., n, n)) whose column j is a unit (2-norm) right eigenvector of w[..., j], so
+/// a v = v diag(w). Unlike NumPy, w is complex even when every eigenvalue is real. Order and
+/// phases are LAPACK's: eigenvalues are not sorted; for real a the complex eigenvalues come in
+/// conjugate pairs (positive imaginary part first, exactly conjugate) and so do their
+/// eigenvectors, whose largest component is real. Defective matrices (a Jordan block) give
+/// finite w and (nearly) parallel columns of v. eigvals_only leaves v undefined (not computed).
+/// CPU: LAPACK ?geev (jobvl 'N'). GPU: cusolverDnXgeev (CUDA 12.6+) per matrix of the batch,
+/// real input in LAPACK's real packed form, unpacked to complex on the device (a real dtype that
+/// this cuSOLVER refuses in its workspace query is widened to complex and solved as such, logged
+/// at debug level; its pairs are then conjugate only to rounding).
+/// info (int32, batch shape): k > 0 where the QR algorithm did not converge (then w and v of
+/// that matrix are undefined); with check_info (the default) that raises LinAlgError naming the
+/// batch item. NaN or Inf input never crashes: that matrix's w and v are NaN (info 0).
+struct Eig {
+  Tensor w;
+  Tensor v;
+  Tensor info;
+};
+Eig eig(const TensorView& a, bool eigvals_only = false, const LinalgOptions& options = {},
+        Stream stream = {});
+/// Eigenvalues only (v not computed) and info, as eig(a, true, ...) but with messages naming
+/// linalg.eigvals. eigvals(...) is eigvals_ex(...).value.
+Factor eigvals_ex(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
+Tensor eigvals(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
+
 }  // namespace gpula::linalg

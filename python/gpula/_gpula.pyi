@@ -242,6 +242,17 @@ def linalg_eigh(
     stream: int = 0,
 ) -> tuple[Any, Any, Any]: ...
 
+# ---- eig (linalg_eig.cpp): (w, v or None when eigvals_only, info) ------------------------------
+def linalg_eig(
+    a: Operand,
+    eigvals_only: bool = False,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> tuple[Any, Any, Any]: ...
+
 # ---- QR and least squares (linalg_qr.cpp) ------------------------------------------------------
 def linalg_qr(
     a: Operand,

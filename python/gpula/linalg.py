@@ -7,9 +7,11 @@ Example:
 """
 
 from ._linalg import cho_solve, cholesky, det, inv, lu_factor, lu_solve, slogdet, solve
+from ._linalg_eig import eig, eigvals
 from ._linalg_eigh import eigh, eigvalsh
 from ._linalg_qr import lstsq, qr
 
 __all__ = ["cholesky", "cho_solve", "lu_factor", "lu_solve", "solve", "inv", "det", "slogdet"]
 __all__ += ["eigh", "eigvalsh"]
+__all__ += ["eig", "eigvals"]
 __all__ += ["qr", "lstsq"]

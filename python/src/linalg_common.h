@@ -1,6 +1,6 @@
 #pragma once
-// Shared by the linalg binding files (linalg.cpp, linalg_eigh.cpp, linalg_qr.cpp): handing
-// gpula-allocated results to the caller's package zero-copy, option parsing, the caller's stream.
+// Shared by the linalg binding files (linalg.cpp, linalg_eigh.cpp, linalg_eig.cpp,
+// linalg_qr.cpp): handing gpula-allocated results to the caller's package zero-copy, option parsing, the caller's stream.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 

@@ -1,0 +1,65 @@
+"""gpula.linalg.eig / eigvals: general (non-symmetric) eigendecomposition (see gpula._linalg
+for the common conventions and keyword arguments)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _gpula
+from ._linalg import _Call, _with_info
+
+
+def eig(
+    a: Any,
+    *,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback: str | None = None,
+    stream: Any = None,
+) -> Any:
+    """Eigenvalues and right eigenvectors of general square ``a`` (batched), as
+    numpy.linalg.eig: ``(w, v)``.
+
+    ``w`` (shape ``(..., n)``) and ``v`` (shape ``(..., n, n)``) are complex: complex64 for
+    float32/complex64 ``a``, complex128 for float64/complex128. Unlike NumPy, ``w`` stays complex
+    even when every eigenvalue is real (as torch.linalg.eig). Column ``v[..., :, j]`` is a unit
+    (2-norm) right eigenvector of ``w[..., j]``, so ``a @ v == v * w[..., None, :]``.
+    Eigenvalues are not sorted; order and phases are LAPACK's (?geev on the CPU,
+    cusolverDnXgeev on a GPU): for real ``a``, complex eigenvalues come in exactly conjugate
+    pairs (positive imaginary part first), as do their eigenvectors. A solver that does not
+    converge raises gl.LinAlgError unless ``check_info=False``, which returns
+    ``((w, v), info)``. NaN or Inf in a matrix gives NaN ``w`` and ``v`` for it, never a crash.
+
+    Example:
+        >>> import numpy as np, gpula as gl
+        >>> w, v = gl.linalg.eig(np.array([[0.0, -1.0], [1.0, 0.0]]))
+        >>> w
+        array([0.+1.j, 0.-1.j])
+    """
+    call = _Call("eig", a, check_info, device, fallback, stream)
+    w, v, info = _gpula.linalg_eig(call.pkg.export(a), False, **call.kwargs)
+    return _with_info(call, (call.out(w), call.out(v)), info)
+
+
+def eigvals(
+    a: Any,
+    *,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback: str | None = None,
+    stream: Any = None,
+) -> Any:
+    """Eigenvalues (complex, shape ``(..., n)``, LAPACK's order) of general square ``a``, as
+    numpy.linalg.eigvals; :func:`eig` without the eigenvectors.
+
+    Example:
+        >>> import numpy as np, gpula as gl
+        >>> gl.linalg.eigvals(np.array([[2.0, 1.0], [0.0, 3.0]]))
+        array([2.+0.j, 3.+0.j])
+    """
+    call = _Call("eigvals", a, check_info, device, fallback, stream)
+    w, _, info = _gpula.linalg_eig(call.pkg.export(a), True, **call.kwargs)
+    return _with_info(call, call.out(w), info)
+
+
+__all__ = ["eig", "eigvals"]
