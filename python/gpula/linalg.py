@@ -9,7 +9,9 @@ Example:
 from ._linalg import cho_solve, cholesky, det, inv, lu_factor, lu_solve, slogdet, solve
 from ._linalg_eigh import eigh, eigvalsh
 from ._linalg_qr import lstsq, qr
+from ._linalg_svd import svd, svdvals
 
 __all__ = ["cholesky", "cho_solve", "lu_factor", "lu_solve", "solve", "inv", "det", "slogdet"]
 __all__ += ["eigh", "eigvalsh"]
 __all__ += ["qr", "lstsq"]
+__all__ += ["svd", "svdvals"]
