@@ -232,7 +232,7 @@ class CudaSvd final : public SvdBackend {
     const bool vec = p.vectors();
     const Route r = Route::gesvdj;
     const int m = to_int(rows, c, "m", r), n = to_int(cols, c, "n", r);
-    const int econ = p.full ? 0 : 1;
+    const int econ = p.full && p.vectors() ? 0 : 1;  // values only: economy workspaces
     const Eig jobz = vec ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     // With vectors, U goes straight to p.u and V (cols x vcols per item) to a workspace; values
     // only: one economy item of each, reused by every matrix.
@@ -306,7 +306,7 @@ class CudaSvd final : public SvdBackend {
     const cudaDataType_t dt = data_type(t), rt = data_type(real_type(t));
     const int64_t rows = p.a.rows, cols = p.a.cols, k = p.k(), count = p.a.count;  // k == cols
     const bool vec = p.vectors();
-    const int econ = p.full ? 0 : 1;
+    const int econ = p.full && p.vectors() ? 0 : 1;  // values only: economy workspaces
     const Eig jobz = vec ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     const int64_t es = static_cast<int64_t>(size_of(t));
     const int64_t ucols = vec ? p.ucols() : k;
