@@ -184,5 +184,42 @@ Eig eig(const TensorView& a, bool eigvals_only = false, const LinalgOptions& opt
 /// linalg.eigvals. eigvals(...) is eigvals_ex(...).value.
 Factor eigvals_ex(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
 Tensor eigvals(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
+/// Singular value decomposition of each (..., m, n) matrix, as numpy.linalg.svd (K = min(m, n)):
+/// a = u diag(s) vh with s (real dtype of a, shape (..., K)) descending and non-negative, u
+/// (..., m, K) with orthonormal columns and vh (..., K, n) with orthonormal rows; full_matrices
+/// gives the square unitary u (..., m, m) and vh (..., n, n). compute_uv = false computes s only
+/// (u and vh undefined). Signs/phases of singular vector pairs are the solver's. Empty matrices
+/// (K = 0) give an empty s, and with full_matrices identity u and vh, as NumPy.
+/// CPU: LAPACK ?gesdd (divide and conquer) for every method; the method is ignored there.
+/// GPU (cuSOLVER), by method:
+///  - gesvd: cusolverDnXgesvd (QR iteration), looped over the batch.
+///  - gesvdj: one-sided Jacobi, cusolverDn<t>gesvdj per matrix; batches of m, n <= 32 take
+///    cusolverDn<t>gesvdjBatched in one call.
+///  - gesvdp: cusolverDnXgesvdp (polar decomposition + eigensolver), looped; it synchronizes
+///    once per matrix and may shift singular values near zero by a small perturbation (its
+///    h_err_sigma is logged at debug level).
+///  - gesvda: cusolverDn<t>gesvdaStridedBatched, approximate (through a^H a; singular values to
+///    about single precision relative to s[0], u of tiny singular values inaccurate), one call for
+///    the batch; economy u/vh only: full_matrices with m != n raises NotSupported.
+///  - automatic: gesvdj (gesvdjBatched for batches of m, n <= 32); the choice is logged at
+///    debug level.
+/// gesvd, gesvdp and gesvda need m >= n; a wide matrix is decomposed through its transpose
+/// (a^T = v s u^T), invisible to the caller. Workspaces come from the stream-ordered pool.
+/// info (int32, batch shape): k > 0 where the algorithm did not converge; with check_info (the
+/// default) that raises LinAlgError naming the batch item. NaN or Inf input never crashes: the
+/// CPU returns NaN s, u and vh for such a matrix; the GPU returns NaN results or info > 0.
+enum class SvdMethod : uint8_t { automatic, gesvd, gesvdj, gesvdp, gesvda };
+struct Svd {
+  Tensor u;
+  Tensor s;
+  Tensor vh;
+  Tensor info;
+};
+Svd svd(const TensorView& a, bool full_matrices = false, bool compute_uv = true,
+        SvdMethod method = SvdMethod::automatic, const LinalgOptions& options = {},
+        Stream stream = {});
+/// svd(a, false, false, method, ...).s: the singular values (..., K), descending.
+Tensor svdvals(const TensorView& a, SvdMethod method = SvdMethod::automatic,
+               const LinalgOptions& options = {}, Stream stream = {});
 
 }  // namespace gpula::linalg

@@ -246,12 +246,19 @@ def linalg_eigh(
 def linalg_eig(
     a: Operand,
     eigvals_only: bool = False,
+# ---- SVD (linalg_svd.cpp): (u or None, s, vh or None when not compute_uv, info) ---------------
+def linalg_svd(
+    a: Operand,
+    full_matrices: bool = False,
+    compute_uv: bool = True,
+    method: str = "auto",
     check_info: bool = True,
     device: str | None = None,
     fallback_cpu: bool = False,
     framework: int = 0,
     stream: int = 0,
 ) -> tuple[Any, Any, Any]: ...
+) -> tuple[Any, Any, Any, Any]: ...
 
 # ---- QR and least squares (linalg_qr.cpp) ------------------------------------------------------
 def linalg_qr(

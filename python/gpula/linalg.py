@@ -10,8 +10,10 @@ from ._linalg import cho_solve, cholesky, det, inv, lu_factor, lu_solve, slogdet
 from ._linalg_eig import eig, eigvals
 from ._linalg_eigh import eigh, eigvalsh
 from ._linalg_qr import lstsq, qr
+from ._linalg_svd import svd, svdvals
 
 __all__ = ["cholesky", "cho_solve", "lu_factor", "lu_solve", "solve", "inv", "det", "slogdet"]
 __all__ += ["eigh", "eigvalsh"]
 __all__ += ["eig", "eigvals"]
 __all__ += ["qr", "lstsq"]
+__all__ += ["svd", "svdvals"]

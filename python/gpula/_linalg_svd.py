@@ -1,0 +1,152 @@
+"""gpula.linalg.svd / svdvals: singular value decomposition (see gpula._linalg for the common
+conventions and keyword arguments).
+
+CPU: LAPACK ?gesdd for every method. GPU (cuSOLVER): ``method`` picks the routine; "auto" is
+gesvdj (gesvdjBatched for batches of m, n <= 32). ``k=`` computes only the k largest
+singular triplets through gpula._linalg_topk.svd_topk (randomized).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _gpula
+from ._gpula import InvalidArgument
+from ._linalg import _bool, _Call, _with_info
+
+_METHODS = ("auto", "gesvd", "gesvdj", "gesvdp", "gesvda")
+
+
+def _method(op: str, method: Any) -> str:
+    if not isinstance(method, str) or method not in _METHODS:
+        raise InvalidArgument(
+            f"[linalg.{op}] method must be one of {', '.join(repr(m) for m in _METHODS)}, "
+            f"got {method!r}"
+        )
+    return method
+
+
+def _topk(
+    a: Any,
+    k: Any,
+    full: bool,
+    compute_uv: bool,
+    method: str,
+    check_info: Any,
+    device: Any,
+    fallback: Any,
+    stream: Any,
+) -> Any:
+    from ._linalg_topk import svd_topk
+
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise InvalidArgument(f"[linalg.svd] k must be a positive int or None, got {k!r}")
+    shape = tuple(a.shape)
+    if len(shape) >= 2 and not k <= min(shape[-2], shape[-1]):
+        raise InvalidArgument(
+            f"[linalg.svd] k must be <= min(m, n) = {min(shape[-2], shape[-1])} for a of shape "
+            f"{shape}, got {k}"
+        )
+    if full:
+        raise InvalidArgument(
+            "[linalg.svd] full_matrices=True cannot be combined with k: the top-k SVD returns "
+            "u (..., m, k) and vh (..., k, n)"
+        )
+    if method != "auto":
+        raise InvalidArgument(
+            f"[linalg.svd] method {method!r} names a full-SVD routine; with k only "
+            "method='auto' (randomized top-k) is accepted"
+        )
+    if not _bool("svd", "check_info", check_info):
+        raise InvalidArgument(
+            "[linalg.svd] check_info=False cannot be combined with k: the "
+            "randomized top-k SVD has no info to return"
+        )
+    if device is not None or fallback is not None:
+        raise InvalidArgument(
+            "[linalg.svd] device and fallback cannot be combined with k: the "
+            "top-k SVD runs where the data lives"
+        )
+    return svd_topk(a, k=int(k), compute_uv=compute_uv, stream=stream)
+
+
+def svd(
+    a: Any,
+    full_matrices: bool = False,
+    compute_uv: bool = True,
+    *,
+    k: int | None = None,
+    method: str = "auto",
+    check_info: bool = True,
+    device: str | None = None,
+    fallback: str | None = None,
+    stream: Any = None,
+) -> Any:
+    """Singular value decomposition of each ``(..., m, n)`` matrix, as numpy.linalg.svd:
+    ``(u, s, vh)`` with ``a == (u * s[..., None, :]) @ vh``, or ``s`` alone with
+    ``compute_uv=False``.
+
+    K = min(m, n). ``s`` (real dtype, ``(..., K)``) is descending and non-negative; ``u`` is
+    ``(..., m, K)`` with orthonormal columns and ``vh`` ``(..., K, n)`` with orthonormal rows.
+    Unlike NumPy, ``full_matrices`` defaults to False; True gives the square unitary ``u``
+    ``(..., m, m)`` and ``vh`` ``(..., n, n)``. Singular vector signs/phases are the solver's.
+
+    ``method`` (GPU only; the CPU always runs LAPACK ?gesdd): "auto" (gesvdj, or gesvdjBatched
+    for batches of m, n <= 32), "gesvd" (QR iteration), "gesvdj" (Jacobi), "gesvdp" (polar
+    decomposition; may perturb singular values near zero), "gesvda" (approximate, through
+    a^H a; economy u/vh only, so full_matrices=True with m != n raises gl.NotSupported).
+    A solver that does not converge raises gl.LinAlgError (naming the batch index) unless
+    ``check_info=False``, which returns ``(result, info)``. NaN or Inf input gives NaN
+    results (or that LinAlgError), never a crash.
+
+    With ``k`` (an int, 1 <= k <= K): only the k largest singular triplets, ``u (..., m, k)``,
+    ``s (..., k)``, ``vh (..., k, n)``, through gpula._linalg_topk.svd_topk (randomized range
+    finder with power iterations); it takes neither full_matrices=True, a method other than
+    "auto", check_info=False, nor device/fallback.
+
+    Example:
+        >>> import numpy as np, gpula as gl
+        >>> a = np.array([[3.0, 0.0], [4.0, 5.0]])
+        >>> u, s, vh = gl.linalg.svd(a)
+        >>> s
+        array([6.70820393, 2.23606798])
+        >>> bool(np.allclose((u * s) @ vh, a))
+        True
+    """
+    method = _method("svd", method)
+    full = _bool("svd", "full_matrices", full_matrices)
+    uv = _bool("svd", "compute_uv", compute_uv)
+    if k is not None:
+        return _topk(a, k, full, uv, method, check_info, device, fallback, stream)
+    call = _Call("svd", a, check_info, device, fallback, stream)
+    u, s, vh, info = _gpula.linalg_svd(call.pkg.export(a), full, uv, method, **call.kwargs)
+    value = (call.out(u), call.out(s), call.out(vh)) if uv else call.out(s)
+    return _with_info(call, value, info)
+
+
+def svdvals(
+    a: Any,
+    *,
+    method: str = "auto",
+    check_info: bool = True,
+    device: str | None = None,
+    fallback: str | None = None,
+    stream: Any = None,
+) -> Any:
+    """Singular values (descending, real dtype, shape ``(..., min(m, n))``) of each matrix, as
+    numpy.linalg.svdvals; :func:`svd` with ``compute_uv=False``.
+
+    Example:
+        >>> import numpy as np, gpula as gl
+        >>> gl.linalg.svdvals(np.array([[0.0, 2.0], [1.0, 0.0], [0.0, 0.0]]))
+        array([2., 1.])
+    """
+    method = _method("svdvals", method)
+    call = _Call("svdvals", a, check_info, device, fallback, stream)
+    _, s, _, info = _gpula.linalg_svd(call.pkg.export(a), False, False, method, **call.kwargs)
+    return _with_info(call, call.out(s), info)
+
+
+__all__ = ["svd", "svdvals"]
