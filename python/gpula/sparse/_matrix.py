@@ -164,6 +164,19 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
         self.package = package
         self.device = device
 
+    @classmethod
+    def _trusted(
+        cls, data: Any, indices: Any, indptr: Any, shape: tuple[int, int], package: str, device: str
+    ) -> csr_matrix:
+        """A csr_matrix over arrays gpula made or checked itself (canonical, valid): no checks."""
+        self = cls.__new__(cls)
+        self.data, self.indices, self.indptr = data, indices, indptr
+        self.shape = (int(shape[0]), int(shape[1]))
+        self.package = package
+        self.device = device
+        self.canonicalized = False
+        return self
+
     @property
     def nnz(self) -> int:
         return int(self.data.shape[0])
@@ -184,8 +197,16 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
         )
 
     def __matmul__(self, x: Any) -> Any:
-        """``A @ x`` for a 1-D array ``x`` of A's dtype, package and device: the SpMV (gpula's
-        OpenMP kernel on the CPU, cuSPARSE on a GPU). Returns a new 1-D array."""
+        """``A @ x``: for a 1-D array ``x`` of A's dtype, package and device the SpMV (a new 1-D
+        array); for a 2-D array the SpMM (a new 2-D array, ``gl.sparse.spmm``); for a sparse
+        matrix (csr_matrix, scipy/cupyx sparse, torch sparse) the SpGEMM (a new csr_matrix,
+        ``gl.sparse.spgemm``). gpula's OpenMP kernels on the CPU, cuSPARSE on a GPU."""
+        from . import _products
+
+        if _products._is_sparse(x):
+            return _products.spgemm(self, x)
+        if getattr(x, "ndim", None) == 2:
+            return _products.spmm(self, x)
         return _spmv(self, x, 0, "sparse.matmul")
 
     def matvec(self, x: Any, op: str = "N") -> Any:
