@@ -413,6 +413,27 @@ def main(argv=None):
                 fh.write("\n".join(sparse_lines) + "\n")
     except (subprocess.TimeoutExpired, OSError) as e:
         log(f"bench_sparse_iterative.py did not finish: {e}")
+    # Sparse products (bench_sparse_products.py, well under 90 s): SpMV / SpMM / SDDMM vs cupyx and
+    # torch; its table goes to the log, its summary lines to bench_summary.txt and the summary.
+    products_summary = os.path.join(args.out, "bench_sparse_products_summary.txt")
+    try:
+        if os.path.exists(products_summary):
+            os.remove(products_summary)
+        cmd = [sys.executable, "-u", os.path.join(HERE, "bench_sparse_products.py"), "--json",
+               os.path.join(args.out, "bench_sparse_products.json"), "--summary", products_summary]
+        if args.quick:
+            cmd.append("--small")
+        pr_out = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
+        for ln in (pr_out.stdout + pr_out.stderr).splitlines():
+            log(ln)
+        if os.path.exists(products_summary):
+            with open(products_summary) as fh:
+                products_lines = fh.read().splitlines()
+            summary += products_lines
+            with open(os.path.join(args.out, "bench_summary.txt"), "a") as fh:
+                fh.write("\n".join(products_lines) + "\n")
+    except (subprocess.TimeoutExpired, OSError) as e:
+        log(f"bench_sparse_products.py did not finish: {e}")
     log(f"tables: {os.path.join(args.results_dir, name)} (copy in {args.out}); "
         f"{time.time() - t0:.0f} s in all; C++ {cpp_status}, Python {py_status}")
     with open(os.path.join(args.out, "bench_full.log"), "w") as fh:

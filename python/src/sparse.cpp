@@ -20,6 +20,52 @@ sparse::CsrView csr_of(nb::handle indptr, nb::handle indices, nb::handle values,
 }  // namespace
 
 void init_sparse(nb::module_& m) {
+  // Plans kept by a csr_matrix (python/gpula/sparse/_matrix.py) across its products; the
+  // csr_matrix keeps the arrays the plan points to alive.
+  nb::class_<sparse::SpMV>(m, "SparseSpMV")
+      .def(
+          "__init__",
+          [](sparse::SpMV* self, nb::handle indptr, nb::handle indices, nb::handle values,
+             int64_t rows, int64_t cols, int op) {
+            new (self) sparse::SpMV(csr_of(indptr, indices, values, rows, cols, "sparse.matmul"),
+                                    static_cast<sparse::Op>(op));
+          },
+          nb::arg("indptr"), nb::arg("indices"), nb::arg("values"), nb::arg("rows"),
+          nb::arg("cols"), nb::arg("op") = 0)
+      .def(
+          "execute",
+          [](sparse::SpMV& p, nb::handle x, nb::handle y, double alpha, double beta,
+             uintptr_t stream) {
+            const TensorView xv = to_view(x, "sparse.matmul", "x");
+            const TensorView yv = to_view(y, "sparse.matmul", "y");
+            const Stream s = stream_of(xv, stream);
+            nb::gil_scoped_release r;
+            p.execute(xv, yv, alpha, beta, s);
+          },
+          nb::arg("x"), nb::arg("y"), nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0,
+          nb::arg("stream") = 0);
+  nb::class_<sparse::SpMM>(m, "SparseSpMM")
+      .def(
+          "__init__",
+          [](sparse::SpMM* self, nb::handle indptr, nb::handle indices, nb::handle values,
+             int64_t rows, int64_t cols, int op) {
+            new (self) sparse::SpMM(csr_of(indptr, indices, values, rows, cols, "sparse.spmm"),
+                                    static_cast<sparse::Op>(op));
+          },
+          nb::arg("indptr"), nb::arg("indices"), nb::arg("values"), nb::arg("rows"),
+          nb::arg("cols"), nb::arg("op") = 0)
+      .def(
+          "execute",
+          [](sparse::SpMM& p, nb::handle b, nb::handle c, double alpha, double beta,
+             uintptr_t stream) {
+            const TensorView bv = to_view(b, "sparse.spmm", "b");
+            const TensorView cv = to_view(c, "sparse.spmm", "c");
+            const Stream s = stream_of(bv, stream);
+            nb::gil_scoped_release r;
+            p.execute(bv, cv, alpha, beta, s);
+          },
+          nb::arg("b"), nb::arg("c"), nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0,
+          nb::arg("stream") = 0);
   m.def(
       "sparse_spmv",
       [](nb::handle indptr, nb::handle indices, nb::handle values, int64_t rows, int64_t cols,

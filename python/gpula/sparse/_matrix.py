@@ -177,6 +177,22 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
         self.canonicalized = False
         return self
 
+    def _plan(self, kind: str, op: int) -> Any:
+        """The SpMV / SpMM plan for op, made on first use and kept (cuSPARSE descriptors,
+        buffer and preprocessing reused by later products). Changing the arrays' contents in
+        place is seen by later products; replacing indptr/indices/data is not supported."""
+        plans = self.__dict__.setdefault("_plans", {})
+        plan = plans.get((kind, op))
+        if plan is None:
+            from .. import _gpula
+            from .._interop import export
+
+            cls = _gpula.SparseSpMV if kind == "spmv" else _gpula.SparseSpMM
+            plan = cls(export(self.indptr), export(self.indices), export(self.data),
+                       self.shape[0], self.shape[1], op)
+            plans[(kind, op)] = plan
+        return plan
+
     @property
     def nnz(self) -> int:
         return int(self.data.shape[0])
@@ -354,7 +370,6 @@ def _empty_like_package(n: int, dtype: str, package: str, device: str) -> Any:
 
 
 def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
-    from .. import _gpula
     from .._interop import export
 
     try:
@@ -372,6 +387,5 @@ def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
         raise TypeError(f"[{name}] x must have A's dtype {A.dtype}, got {_dtype_name(x, package)}")
     x = _contiguous_1d(x, package)
     y = _empty_like_package(n_out, A.dtype, package, A.device)
-    _gpula.sparse_spmv(export(A.indptr), export(A.indices), export(A.data), A.shape[0], A.shape[1],
-                       export(x), export(y), op)
+    A._plan("spmv", op).execute(export(x), export(y))
     return y

@@ -78,7 +78,6 @@ def spmm(A: Any, B: Any, op: str = "N") -> Any:
         >>> gl.sparse.spmm(A, np.ones((3, 2))).tolist()
         [[2.0, 2.0], [2.0, 2.0], [2.0, 2.0]]
     """
-    from .. import _gpula
     from .._interop import export
 
     name = "sparse.spmm"
@@ -88,16 +87,7 @@ def spmm(A: Any, B: Any, op: str = "N") -> Any:
     package = _dense_operand(A, B, "b", name)
     rows = A.shape[0] if op == "N" else A.shape[1]
     C = _empty((rows, int(B.shape[1])), A.dtype, package, A.device)
-    _gpula.sparse_spmm(
-        export(A.indptr),
-        export(A.indices),
-        export(A.data),
-        A.shape[0],
-        A.shape[1],
-        export(B),
-        export(C),
-        "NTH".index(op),
-    )
+    A._plan("spmm", "NTH".index(op)).execute(export(B), export(C))
     return C
 
 
