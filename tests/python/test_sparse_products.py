@@ -244,3 +244,16 @@ def test_spgemm_errors():
         TypeError, match=r"\[sparse.spgemm\] B must have A's dtype float64, got float32"
     ):
         A @ sp.eye(3, format="csr", dtype=np.float32)
+
+
+def test_plans_kept_on_the_matrix_and_see_value_changes(rng):
+    S = _random_csr(rng, 20, 15, 0.3, "float64")
+    A = gl.sparse.as_csr(S.copy(), "t")
+    x, B = rng.standard_normal(15), rng.standard_normal((15, 4))
+    y1, C1 = A @ x, A @ B
+    plans = dict(A._plans)
+    assert len(plans) == 2
+    A.data *= 2.0  # in place: the kept plans read the new values
+    np.testing.assert_allclose(A @ x, 2 * y1, rtol=1e-12)
+    np.testing.assert_allclose(A @ B, 2 * C1, rtol=1e-12)
+    assert all(A._plans[k] is v for k, v in plans.items())

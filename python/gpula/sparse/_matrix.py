@@ -11,6 +11,7 @@ Policy:
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -180,9 +181,12 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
     def _plan(self, kind: str, op: int) -> Any:
         """The SpMV / SpMM plan for op, made on first use and kept (cuSPARSE descriptors,
         buffer and preprocessing reused by later products). Changing the arrays' contents in
-        place is seen by later products; replacing indptr/indices/data is not supported."""
+        place is seen by later products; replacing indptr/indices/data is not supported.
+        Kept per thread (a GPU plan is not shared between threads)."""
+        # Per thread: a GPU plan re-points its dense descriptors on each call.
+        key = (kind, op, threading.get_ident())
         plans = self.__dict__.setdefault("_plans", {})
-        plan = plans.get((kind, op))
+        plan = plans.get(key)
         if plan is None:
             from .. import _gpula
             from .._interop import export
@@ -190,7 +194,7 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
             cls = _gpula.SparseSpMV if kind == "spmv" else _gpula.SparseSpMM
             plan = cls(export(self.indptr), export(self.indices), export(self.data),
                        self.shape[0], self.shape[1], op)
-            plans[(kind, op)] = plan
+            plans[key] = plan
         return plan
 
     @property
