@@ -201,6 +201,20 @@ CsrMatrix CsrMatrix::from_csr(int64_t rows, int64_t cols, Tensor indptr, Tensor 
   return m;
 }
 
+CsrMatrix CsrMatrix::with_values(Tensor values, std::string_view op_view) const {
+  const std::string op(op_view);
+  const TensorView& vv = values.view();
+  if (vv.ndim() != 1 || vv.shape[0] != nnz()) {
+    throw_error<InvalidArgument>(op.c_str(), "values must have shape (", nnz(), ",), got ",
+                                 vv.shape_str());
+  }
+  const CsrView v = view_of(rows_, cols_, indptr_.view(), indices_.view(), vv);
+  check_csr(v, op);
+  CsrMatrix m = *this;
+  m.values_ = std::move(values);
+  return m;
+}
+
 CsrMatrix CsrMatrix::from_coo(int64_t rows, int64_t cols, const TensorView& row,
                               const TensorView& col, const TensorView& values,
                               std::string_view op_view) {

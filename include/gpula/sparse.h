@@ -73,6 +73,11 @@ class CsrMatrix {
   const Tensor& indices() const { return indices_; }
   const Tensor& values() const { return values_; }
 
+  /// This matrix's pattern (indptr and indices shared, no copy) with other values: a 1-D
+  /// contiguous array of length nnz on the matrix's device, of any supported value dtype.
+  /// Throws InvalidArgument / DTypeError naming `op` and "values".
+  CsrMatrix with_values(Tensor values, std::string_view op = "sparse.with_values") const;
+
  private:
   int64_t rows_ = 0;
   int64_t cols_ = 0;
@@ -103,6 +108,86 @@ class SpMV {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+/// Planned sparse-times-dense product C = alpha * op(A) B + beta * C (SpMM), for loops that
+/// apply the same matrix to many right-hand blocks: on a GPU, the cuSPARSE descriptors, buffer and
+/// preprocessing are made on the first execute and kept while B's and C's column count and leading
+/// dimensions stay the same (made again when they change).
+///
+/// B is (op(A).cols, n) and C is (op(A).rows, n), 2-D arrays of A's dtype and device with any
+/// strides. On a GPU, a B that is not row-major (strides (ld, 1)) is copied to a row-major
+/// temporary first, and so is a C that is not (C is copied back after); cuSPARSE then runs
+/// CUSPARSE_SPMM_CSR_ALG2 (row-major, deterministic) for op = none, ALG_DEFAULT otherwise.
+/// On the CPU: gpula's OpenMP kernel, rows of C in parallel; op(A) = A^T / A^H is formed once per
+/// plan as an explicit (conjugated) transposed CSR copy, so every product is a row-parallel
+/// gather without atomics (memory: one more nnz-sized CSR). For real values A^H is A^T.
+/// execute() is ordered on `stream` and does not synchronize. A's arrays must outlive the plan.
+/// Errors name "sparse.spmm", the argument ("b", "c") and the shape, dtype or device found.
+class SpMM {
+ public:
+  SpMM(const CsrView& a, Op op = Op::none, const CommonOptions& options = {}, Stream stream = {});
+  ~SpMM();
+  SpMM(SpMM&&) noexcept;
+  SpMM& operator=(SpMM&&) noexcept;
+  SpMM(const SpMM&) = delete;
+  SpMM& operator=(const SpMM&) = delete;
+
+  void execute(const TensorView& b, const TensorView& c, double alpha = 1.0, double beta = 0.0,
+               Stream stream = {});
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// C = op(A) B as a new row-major (op(A).rows, B.cols) tensor on A's device (a one-off SpMM).
+Tensor spmm(const CsrView& a, const TensorView& b, Op op = Op::none, Stream stream = {});
+
+/// Planned sampled dense-dense product (SDDMM), cuSPARSE semantics:
+///   C = alpha * (A B) o spy(C) + beta * C,
+/// where C is a CSR matrix whose pattern is fixed at construction (its values are written),
+/// A is dense (C.rows, k), B dense (k, C.cols), both of C's dtype and device, any strides, and
+/// spy(C) is C's pattern (1 at stored positions). Each stored value c_ij becomes
+/// alpha * sum_l A[i,l] B[l,j] + beta * c_ij; beta = 0 does not read C's values.
+/// On a GPU: cusparseSDDMM (ALG_DEFAULT) with its buffer and cusparseSDDMM_preprocess made on the
+/// first execute and kept while k and the leading dimensions stay the same; A or B that are not
+/// row-major are copied to row-major temporaries. On the CPU: one dot product per stored value,
+/// rows in parallel (OpenMP). Errors name "sparse.sddmm" and the argument ("a", "b", "c").
+class SDDMM {
+ public:
+  explicit SDDMM(const CsrView& c, const CommonOptions& options = {}, Stream stream = {});
+  ~SDDMM();
+  SDDMM(SDDMM&&) noexcept;
+  SDDMM& operator=(SDDMM&&) noexcept;
+  SDDMM(const SDDMM&) = delete;
+  SDDMM& operator=(const SDDMM&) = delete;
+
+  /// Writes C's values (the view given at construction).
+  void execute(const TensorView& a, const TensorView& b, double alpha = 1.0, double beta = 0.0,
+               Stream stream = {});
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// mask's pattern with values (a b)[i, j] at the stored positions (mask's values are not read):
+/// a new CsrMatrix sharing mask's indptr and indices (a one-off SDDMM with alpha 1, beta 0).
+CsrMatrix sddmm(const CsrMatrix& mask, const TensorView& a, const TensorView& b,
+                Stream stream = {});
+
+/// Sparse-times-sparse product C = A B (SpGEMM) as a new canonical CsrMatrix on A's device.
+/// A (m, k) and B (k, n) must share the value dtype, the index dtype and the device. C has their
+/// index dtype; with int32 indices, nnz(C) must fit in int32 (else InvalidArgument; use int64).
+/// Explicit zeros from cancellation are kept (the pattern is structural).
+/// On a GPU: cusparseSpGEMM (ALG_DEFAULT: workEstimation, compute, copy; the nnz of C is read
+/// back, so the call synchronizes `stream`). On the CPU: Gustavson's row-by-row algorithm,
+/// rows in parallel (OpenMP), a dense accumulator of B.cols values per thread, a symbolic pass
+/// to size C, column indices sorted within each row.
+/// Errors name "sparse.spgemm" and the argument ("b") with the shape, dtype or device found.
+CsrMatrix spgemm(const CsrView& a, const CsrView& b, Stream stream = {});
 
 }  // namespace gpula::sparse
 #include <gpula/sparse_direct.h>

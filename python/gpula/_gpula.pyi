@@ -292,6 +292,53 @@ def sparse_spmv(
     beta: float = 0.0,
     stream: int = 0,
 ) -> None: ...
+class SparseSpMV:
+    def __init__(self, indptr: Operand, indices: Operand, values: Operand, rows: int, cols: int, op: int = 0) -> None: ...
+    def execute(self, x: Operand, y: Operand, alpha: float = 1.0, beta: float = 0.0, stream: int = 0) -> None: ...
+
+class SparseSpMM:
+    def __init__(self, indptr: Operand, indices: Operand, values: Operand, rows: int, cols: int, op: int = 0) -> None: ...
+    def execute(self, b: Operand, c: Operand, alpha: float = 1.0, beta: float = 0.0, stream: int = 0) -> None: ...
+
+def sparse_spmm(
+    indptr: Operand,
+    indices: Operand,
+    values: Operand,
+    rows: int,
+    cols: int,
+    b: Operand,
+    c: Operand,
+    op: int = 0,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    stream: int = 0,
+) -> None: ...
+def sparse_sddmm(
+    indptr: Operand,
+    indices: Operand,
+    values: Operand,
+    rows: int,
+    cols: int,
+    a: Operand,
+    b: Operand,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    stream: int = 0,
+) -> None: ...
+def sparse_spgemm(
+    a_indptr: Operand,
+    a_indices: Operand,
+    a_values: Operand,
+    a_rows: int,
+    a_cols: int,
+    b_indptr: Operand,
+    b_indices: Operand,
+    b_values: Operand,
+    b_rows: int,
+    b_cols: int,
+    framework: int = 0,
+    stream: int = 0,
+) -> tuple[Any, Any, Any]: ...
 # ---- distributed (distributed.cpp): block-cyclic helpers and cusolverMg solvers (host data) ----
 def distributed_numroc(n: int, nb: int, iproc: int, isrcproc: int, nprocs: int) -> int: ...
 def distributed_owner(g: int, nb: int, isrcproc: int, nprocs: int) -> int: ...

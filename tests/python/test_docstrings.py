@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["gpula", "gpula._matmul", "gpula._options", "gpula._log", "gpula.errors"]
+MODULES = ["gpula", "gpula._matmul", "gpula._options", "gpula._log", "gpula.errors", "gpula.sparse._products"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,12 +1,12 @@
-"""gl.sparse products against scipy.sparse (float64 reference): A @ x and matvec."""
+"""gl.sparse products against scipy.sparse / NumPy (float64 reference): A @ x and matvec (SpMV),
+spmm and A @ B for dense 2-D B, sddmm, spgemm and A @ B for sparse B."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import to_np64
 
 import gpula as gl
-
-from conftest import to_np64
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
@@ -24,7 +24,9 @@ def test_spmv_matches_scipy(xp, dtype, op):
         shape=S.shape,
     )
     n = S.shape[0] if op != "N" else S.shape[1]
-    x64 = rng.standard_normal(n) + (1j * rng.standard_normal(n) if dtype.startswith("complex") else 0)
+    x64 = rng.standard_normal(n) + (
+        1j * rng.standard_normal(n) if dtype.startswith("complex") else 0
+    )
     x = xp.asarray(x64, dtype)
     y = A @ x if op == "N" else A.matvec(x, op)
     ref = {"N": S, "T": S.T, "H": S.conj().T}[op] @ to_np64(x)
@@ -41,11 +43,217 @@ def test_spmv_empty_rows_and_nnz0():
 
 def test_spmv_errors():
     A = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
-    with pytest.raises(TypeError, match=r"\[sparse.matmul\] x must have A's dtype float64, got float32"):
+    with pytest.raises(
+        TypeError, match=r"\[sparse.matmul\] x must have A's dtype float64, got float32"
+    ):
         A @ np.ones(3, np.float32)
     with pytest.raises(ValueError, match=r"\[sparse.matmul\] x must be 1-D"):
-        A @ np.ones((3, 2))
+        A @ np.ones((3, 2, 2))  # 2-D operands go to spmm
     with pytest.raises(ValueError, match=r"\[sparse.matvec\] op must be"):
         A.matvec(np.ones(3), "X")
-    with pytest.raises(gl.InvalidArgument, match=r"\[sparse.SpMV\] x must have shape \(3,\), got \(2,\)"):
+    with pytest.raises(
+        gl.InvalidArgument, match=r"\[sparse.SpMV\] x must have shape \(3,\), got \(2,\)"
+    ):
         A @ np.ones(2)
+
+
+# ---- SpMM, SDDMM, SpGEMM ---------------------------------------------------------------------
+
+
+def _random_csr(rng, m, n, density, dtype, empty_row=True):
+    S = sp.random(m, n, density=density, format="csr", random_state=rng)
+    if dtype.startswith("complex"):
+        S = S + 1j * sp.random(m, n, density=density, format="csr", random_state=rng)
+    S = S.tolil()
+    if empty_row and m > 3:
+        S[3, :] = 0  # an empty row
+    S = S.tocsr()
+    S.eliminate_zeros()
+    S.sum_duplicates()
+    return S
+
+
+def _gl_csr(xp, S, dtype, index_dtype="int32"):
+    return gl.sparse.csr_matrix(
+        (
+            xp.asarray(S.data, dtype),
+            xp.asarray(S.indices, index_dtype),
+            xp.asarray(S.indptr, index_dtype),
+        ),
+        shape=S.shape,
+    )
+
+
+def _tol(dtype):
+    return 2e-4 if dtype in ("float32", "complex64") else 1e-12
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("op", ["N", "T", "H"])
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_spmm_matches_scipy(xp, rng, dtype, op, index_dtype):
+    S = _random_csr(rng, 40, 27, 0.2, dtype)
+    A = _gl_csr(xp, S, dtype, index_dtype)
+    k = S.shape[0] if op != "N" else S.shape[1]
+    B, B64 = xp.random(rng, (k, 6), dtype)
+    C = gl.sparse.spmm(A, B, op=op)
+    ref = {"N": S, "T": S.T, "H": S.conj().T}[op] @ B64
+    xp.empty_like_check(C, dtype, ref.shape)
+    np.testing.assert_allclose(to_np64(C), ref, rtol=_tol(dtype), atol=_tol(dtype))
+
+
+def test_spmm_matmul_operator_and_strided_b(xp, rng):
+    S = _random_csr(rng, 30, 20, 0.3, "float64")
+    A = _gl_csr(xp, S, "float64")
+    Bt, Bt64 = xp.random(rng, (5, 20), "float64")
+    B = xp.transpose(Bt)  # (20, 5), column-major strides
+    C = A @ B
+    xp.empty_like_check(C, "float64", (30, 5))
+    np.testing.assert_allclose(to_np64(C), S @ Bt64.T, rtol=1e-12, atol=1e-12)
+    Bw, Bw64 = xp.random(rng, (20, 9), "float64")
+    C2 = A @ Bw[:, ::2]  # a column-strided slice
+    np.testing.assert_allclose(to_np64(C2), S @ Bw64[:, ::2], rtol=1e-12, atol=1e-12)
+
+
+def test_spmm_zero_sizes():
+    A = gl.sparse.as_csr(sp.csr_matrix((4, 3)), "t")
+    np.testing.assert_array_equal(A @ np.ones((3, 2)), np.zeros((4, 2)))
+    assert (A @ np.ones((3, 0))).shape == (4, 0)
+    E = gl.sparse.as_csr(sp.csr_matrix((0, 3)), "t")
+    assert (E @ np.ones((3, 2))).shape == (0, 2)
+    K = gl.sparse.as_csr(sp.csr_matrix((3, 0)), "t")
+    np.testing.assert_array_equal(K @ np.ones((0, 2)), np.zeros((3, 2)))
+
+
+def test_spmm_errors():
+    A = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
+    with pytest.raises(
+        TypeError, match=r"\[sparse.spmm\] b must have A's dtype float64, got float32"
+    ):
+        A @ np.ones((3, 2), np.float32)
+    with pytest.raises(gl.InvalidArgument, match=r"\[sparse.spmm\] b must have shape \(3, n\)"):
+        A @ np.ones((4, 2))
+    with pytest.raises(ValueError, match=r"\[sparse.spmm\] op must be"):
+        gl.sparse.spmm(A, np.ones((3, 2)), op="X")
+    with pytest.raises(
+        TypeError, match=r"\[sparse.spmm\] b: expected a numpy, cupy or torch array"
+    ):
+        gl.sparse.spmm(A, [[1.0]])
+
+
+def test_spmm_device_mismatch():
+    torch = pytest.importorskip("torch")
+    A = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
+    with pytest.raises(
+        ValueError, match=r"\[sparse.spmm\] b must be a numpy array on cpu like A, got torch on cpu"
+    ):
+        A @ torch.ones((3, 2), dtype=torch.float64)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_sddmm_matches_dense(xp, rng, dtype, index_dtype):
+    S = _random_csr(rng, 25, 31, 0.15, dtype)
+    M = _gl_csr(xp, S, dtype, index_dtype)
+    a, a64 = xp.random(rng, (25, 7), dtype)
+    b, b64 = xp.random(rng, (7, 31), dtype)
+    R = gl.sparse.sddmm(M, a, b)
+    assert isinstance(R, gl.sparse.csr_matrix) and R.shape == S.shape and R.package == M.package
+    assert R.indices is M.indices and R.indptr is M.indptr  # the pattern is shared
+    full = a64 @ b64
+    rows = np.repeat(np.arange(S.shape[0]), np.diff(S.indptr))
+    np.testing.assert_allclose(
+        to_np64(R.data), full[rows, S.indices], rtol=_tol(dtype), atol=_tol(dtype)
+    )
+    np.testing.assert_allclose(to_np64(M.data), S.data, rtol=_tol(dtype))  # the mask is untouched
+
+
+def test_sddmm_strided_and_scipy_mask(rng):
+    S = _random_csr(rng, 12, 10, 0.3, "float64")
+    a = rng.standard_normal((4, 12)).T  # column-major
+    b = rng.standard_normal((10, 4)).T
+    R = gl.sparse.sddmm(S, a, b)
+    rows = np.repeat(np.arange(12), np.diff(S.indptr))
+    np.testing.assert_allclose(R.data, (a @ b)[rows, S.indices], rtol=1e-12)
+
+
+def test_sddmm_errors():
+    M = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
+    with pytest.raises(gl.InvalidArgument, match=r"\[sparse.sddmm\] a must have shape \(3, k\)"):
+        gl.sparse.sddmm(M, np.ones((2, 2)), np.ones((2, 3)))
+    with pytest.raises(gl.InvalidArgument, match=r"\[sparse.sddmm\] b must have shape \(2, 3\)"):
+        gl.sparse.sddmm(M, np.ones((3, 2)), np.ones((3, 3)))
+    with pytest.raises(
+        TypeError, match=r"\[sparse.sddmm\] a must have A's dtype float64, got complex128"
+    ):
+        gl.sparse.sddmm(M, np.ones((3, 2), np.complex128), np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"\[sparse.sddmm\] b must be 2-D"):
+        gl.sparse.sddmm(M, np.ones((3, 2)), np.ones(2))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_spgemm_matches_scipy(xp, rng, dtype, index_dtype):
+    S = _random_csr(rng, 35, 22, 0.12, dtype)
+    T = _random_csr(rng, 22, 28, 0.15, dtype)
+    A, B = _gl_csr(xp, S, dtype, index_dtype), _gl_csr(xp, T, dtype, index_dtype)
+    C = A @ B
+    assert isinstance(C, gl.sparse.csr_matrix) and C.package == A.package and C.device == A.device
+    assert C.index_dtype == index_dtype and C.shape == (35, 28)
+    ref = (S @ T).tocsr()
+    ref.sort_indices()
+    np.testing.assert_allclose(
+        to_np64(C.to_dense()), ref.toarray(), rtol=_tol(dtype), atol=_tol(dtype)
+    )
+    # Pattern: structural, sorted (canonical) within rows.
+    p, i = to_np64(C.indptr).astype(np.int64), to_np64(C.indices).astype(np.int64)
+    np.testing.assert_array_equal(p, ref.indptr)
+    np.testing.assert_array_equal(i, ref.indices)
+
+
+def test_spgemm_mixed_index_dtypes_and_scipy_operand(rng):
+    S = _random_csr(rng, 10, 8, 0.3, "float64")
+    T = _random_csr(rng, 8, 6, 0.3, "float64")
+    A = gl.sparse.csr_matrix(
+        (S.data, S.indices.astype(np.int32), S.indptr.astype(np.int32)), shape=S.shape
+    )
+    B = gl.sparse.csr_matrix(
+        (T.data, T.indices.astype(np.int64), T.indptr.astype(np.int64)), shape=T.shape
+    )
+    C = gl.sparse.spgemm(A, B)
+    assert C.index_dtype == "int64"
+    np.testing.assert_allclose(C.to_dense(), (S @ T).toarray(), rtol=1e-12)
+    C2 = A @ T  # a scipy.sparse right operand
+    np.testing.assert_allclose(C2.to_dense(), (S @ T).toarray(), rtol=1e-12)
+
+
+def test_spgemm_empty():
+    A = gl.sparse.as_csr(sp.csr_matrix((4, 3)), "t")
+    B = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
+    C = A @ B
+    assert C.shape == (4, 3) and C.nnz == 0
+    E = gl.sparse.as_csr(sp.csr_matrix((0, 4)), "t")
+    assert (E @ A).shape == (0, 3)
+
+
+def test_spgemm_errors():
+    A = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
+    with pytest.raises(ValueError, match=r"\[sparse.spgemm\] B must have 3 rows"):
+        A @ sp.eye(4, format="csr")
+    with pytest.raises(
+        TypeError, match=r"\[sparse.spgemm\] B must have A's dtype float64, got float32"
+    ):
+        A @ sp.eye(3, format="csr", dtype=np.float32)
+
+
+def test_plans_kept_on_the_matrix_and_see_value_changes(rng):
+    S = _random_csr(rng, 20, 15, 0.3, "float64")
+    A = gl.sparse.as_csr(S.copy(), "t")
+    x, B = rng.standard_normal(15), rng.standard_normal((15, 4))
+    y1, C1 = A @ x, A @ B
+    plans = dict(A._plans)
+    assert len(plans) == 2
+    A.data *= 2.0  # in place: the kept plans read the new values
+    np.testing.assert_allclose(A @ x, 2 * y1, rtol=1e-12)
+    np.testing.assert_allclose(A @ B, 2 * C1, rtol=1e-12)
+    assert all(A._plans[k] is v for k, v in plans.items())

@@ -9,5 +9,16 @@
 from . import linalg  # noqa: F401  (iterative solvers: gl.sparse.linalg.cg, ...)
 from ._direct import DirectSolver, spsolve
 from ._matrix import as_csr, csr_matrix, from_dense
+from ._products import sddmm, spgemm, spmm
 
-__all__ = ["as_csr", "csr_matrix", "from_dense", "DirectSolver", "spsolve", "linalg"]
+__all__ = [
+    "as_csr",
+    "csr_matrix",
+    "from_dense",
+    "DirectSolver",
+    "spsolve",
+    "linalg",
+    "spmm",
+    "sddmm",
+    "spgemm",
+]

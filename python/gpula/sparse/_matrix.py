@@ -11,6 +11,7 @@ Policy:
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -164,6 +165,38 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
         self.package = package
         self.device = device
 
+    @classmethod
+    def _trusted(
+        cls, data: Any, indices: Any, indptr: Any, shape: tuple[int, int], package: str, device: str
+    ) -> csr_matrix:
+        """A csr_matrix over arrays gpula made or checked itself (canonical, valid): no checks."""
+        self = cls.__new__(cls)
+        self.data, self.indices, self.indptr = data, indices, indptr
+        self.shape = (int(shape[0]), int(shape[1]))
+        self.package = package
+        self.device = device
+        self.canonicalized = False
+        return self
+
+    def _plan(self, kind: str, op: int) -> Any:
+        """The SpMV / SpMM plan for op, made on first use and kept (cuSPARSE descriptors,
+        buffer and preprocessing reused by later products). Changing the arrays' contents in
+        place is seen by later products; replacing indptr/indices/data is not supported.
+        Kept per thread (a GPU plan is not shared between threads)."""
+        # Per thread: a GPU plan re-points its dense descriptors on each call.
+        key = (kind, op, threading.get_ident())
+        plans = self.__dict__.setdefault("_plans", {})
+        plan = plans.get(key)
+        if plan is None:
+            from .. import _gpula
+            from .._interop import export
+
+            cls = _gpula.SparseSpMV if kind == "spmv" else _gpula.SparseSpMM
+            plan = cls(export(self.indptr), export(self.indices), export(self.data),
+                       self.shape[0], self.shape[1], op)
+            plans[key] = plan
+        return plan
+
     @property
     def nnz(self) -> int:
         return int(self.data.shape[0])
@@ -184,8 +217,16 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
         )
 
     def __matmul__(self, x: Any) -> Any:
-        """``A @ x`` for a 1-D array ``x`` of A's dtype, package and device: the SpMV (gpula's
-        OpenMP kernel on the CPU, cuSPARSE on a GPU). Returns a new 1-D array."""
+        """``A @ x``: for a 1-D array ``x`` of A's dtype, package and device the SpMV (a new 1-D
+        array); for a 2-D array the SpMM (a new 2-D array, ``gl.sparse.spmm``); for a sparse
+        matrix (csr_matrix, scipy/cupyx sparse, torch sparse) the SpGEMM (a new csr_matrix,
+        ``gl.sparse.spgemm``). gpula's OpenMP kernels on the CPU, cuSPARSE on a GPU."""
+        from . import _products
+
+        if _products._is_sparse(x):
+            return _products.spgemm(self, x)
+        if getattr(x, "ndim", None) == 2:
+            return _products.spmm(self, x)
         return _spmv(self, x, 0, "sparse.matmul")
 
     def matvec(self, x: Any, op: str = "N") -> Any:
@@ -333,7 +374,6 @@ def _empty_like_package(n: int, dtype: str, package: str, device: str) -> Any:
 
 
 def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
-    from .. import _gpula
     from .._interop import export
 
     try:
@@ -351,6 +391,5 @@ def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
         raise TypeError(f"[{name}] x must have A's dtype {A.dtype}, got {_dtype_name(x, package)}")
     x = _contiguous_1d(x, package)
     y = _empty_like_package(n_out, A.dtype, package, A.device)
-    _gpula.sparse_spmv(export(A.indptr), export(A.indices), export(A.data), A.shape[0], A.shape[1],
-                       export(x), export(y), op)
+    A._plan("spmv", op).execute(export(x), export(y))
     return y
