@@ -201,14 +201,21 @@ Tensor eigvals(const TensorView& a, const LinalgOptions& options = {}, Stream st
 ///  - gesvda: cusolverDn<t>gesvdaStridedBatched, approximate (through a^H a; singular values to
 ///    about single precision relative to s[0], u of tiny singular values inaccurate), one call for
 ///    the batch; economy u/vh only: full_matrices with m != n raises NotSupported.
-///  - automatic: gesvdj (gesvdjBatched for batches of m, n <= 32); the choice is logged at
-///    debug level.
+///  - jacobi_batched: gpula's own batched one-sided Jacobi kernel (one thread block per
+///    matrix, held in shared memory; real float32/float64 batches whose matrix and right
+///    vectors fit in a block's shared memory, e.g. up to 128 x 128 float32 or 90 x 90 float64;
+///    economy u/vh, or full when m == n). cuSOLVER has no batched SVD past 32 x 32 other than the
+///    approximate gesvda. Accuracy as gesvdj's: orthogonality and reconstruction to a few
+///    sqrt(m) eps; zero singular values get an orthonormal completion of u. Other shapes and
+///    types raise NotSupported.
+///  - automatic: gesvdjBatched for batches of m, n <= 32; jacobi_batched for other batches it
+///    takes; gesvdj otherwise; the choice is logged at debug level.
 /// gesvd, gesvdp and gesvda need m >= n; a wide matrix is decomposed through its transpose
 /// (a^T = v s u^T), invisible to the caller. Workspaces come from the stream-ordered pool.
 /// info (int32, batch shape): k > 0 where the algorithm did not converge; with check_info (the
 /// default) that raises LinAlgError naming the batch item. NaN or Inf input never crashes: the
 /// CPU returns NaN s, u and vh for such a matrix; the GPU returns NaN results or info > 0.
-enum class SvdMethod : uint8_t { automatic, gesvd, gesvdj, gesvdp, gesvda };
+enum class SvdMethod : uint8_t { automatic, gesvd, gesvdj, gesvdp, gesvda, jacobi_batched };
 struct Svd {
   Tensor u;
   Tensor s;

@@ -16,7 +16,7 @@ from . import _gpula
 from ._gpula import InvalidArgument
 from ._linalg import _bool, _Call, _with_info
 
-_METHODS = ("auto", "gesvd", "gesvdj", "gesvdp", "gesvda")
+_METHODS = ("auto", "gesvd", "gesvdj", "gesvdp", "gesvda", "jacobi_batched")
 
 
 def _method(op: str, method: Any) -> str:
@@ -93,10 +93,13 @@ def svd(
     Unlike NumPy, ``full_matrices`` defaults to False; True gives the square unitary ``u``
     ``(..., m, m)`` and ``vh`` ``(..., n, n)``. Singular vector signs/phases are the solver's.
 
-    ``method`` (GPU only; the CPU always runs LAPACK ?gesdd): "auto" (gesvdj, or gesvdjBatched
-    for batches of m, n <= 32), "gesvd" (QR iteration), "gesvdj" (Jacobi), "gesvdp" (polar
-    decomposition; may perturb singular values near zero), "gesvda" (approximate, through
-    a^H a; economy u/vh only, so full_matrices=True with m != n raises gl.NotSupported).
+    ``method`` (GPU only; the CPU always runs LAPACK ?gesdd): "auto" (gesvdjBatched for
+    batches of m, n <= 32, "jacobi_batched" for other real batches that fit it, else gesvdj),
+    "gesvd" (QR iteration), "gesvdj" (Jacobi), "gesvdp" (polar decomposition; may perturb
+    singular values near zero), "gesvda" (approximate, through a^H a; economy u/vh only, so
+    full_matrices=True with m != n raises gl.NotSupported), "jacobi_batched" (gpula's batched
+    one-sided Jacobi kernel, one matrix per thread block in shared memory: real batches up to
+    about 128 x 128 float32 / 90 x 90 float64; gl.NotSupported otherwise).
     A solver that does not converge raises gl.LinAlgError (naming the batch index) unless
     ``check_info=False``, which returns ``(result, info)``. NaN or Inf input gives NaN
     results (or that LinAlgError), never a crash.

@@ -160,7 +160,7 @@ def svd_topk(
     ell = min(k + p, min(m, n))
     _log.info("[linalg.svd_topk] randomized: k=%d l=%d power_iterations=%d", k, ell, q)
     batch = tuple(a.shape[:-2])
-    omega = _like(a, _gaussian(batch + (n, ell), _np_dtype(a), seed))
+    omega = _randn(a, batch + (n, ell), _np_dtype(a), seed)
     ah = _adj(a)
     qm = _orth(_mm(a, omega))
     for _ in range(q):
@@ -200,7 +200,7 @@ def eigh_topk(
     Rayleigh-Ritz, falling back to "full" when it would not converge), "full" (full eigh,
     sliced); "auto" is "subspace" for k <= n / 4, else "full". options: {"tol": residual
     tolerance relative to ||A|| (default 10 sqrt(n) eps), "max_iter": 30, "degree": 12,
-    "block": k + max(16, k // 4), "lanczos_steps": 24, "seed": 0}."""
+    "block": k + max(16, k // 2), "lanczos_steps": 24, "seed": 0}."""
     opts = _check_common("eigh_topk", a, k, options)
     n = int(a.shape[-1])
     if int(a.shape[-2]) != n:
@@ -249,8 +249,54 @@ def _hermitian(a: Any, lower: bool, eye: Any) -> Any:
 
 
 def _scalar(a: Any, x: np.ndarray, dt: np.dtype) -> Any:
-    """Per-batch host scalars (batch shape) as a (..., 1, 1) array where a lives."""
-    return _like(a, np.ascontiguousarray(np.asarray(x, dtype=dt)[..., None, None]))
+    """Per-batch host scalars (batch shape) as a (..., 1, 1) array where a lives; a Python
+    number for a single matrix (no host-to-device copy, no synchronization)."""
+    x = np.asarray(x, dtype=dt)
+    if x.ndim == 0:
+        return x.item()
+    return _like(a, np.ascontiguousarray(x[..., None, None]))
+
+
+def _eye(a: Any, n: int, dt: np.dtype) -> Any:
+    """The n x n identity made where a lives (never an n^2 host array copied over)."""
+    mod = type(a).__module__.split(".")[0]
+    if mod == "torch":
+        import torch
+
+        return torch.eye(n, dtype=a.dtype, device=a.device)
+    if mod == "cupy":
+        import cupy
+
+        with a.device:
+            return cupy.eye(n, dtype=dt)
+    return np.eye(n, dtype=dt)
+
+
+def _randn(a: Any, shape: tuple, dt: np.dtype, seed: int) -> Any:
+    """Seeded standard normal (complex: real and imaginary parts) drawn where a lives, by that
+    package's generator: deterministic for a given seed and package."""
+    mod = type(a).__module__.split(".")[0]
+    cplx = np.issubdtype(dt, np.complexfloating)
+    if mod == "torch":
+        import torch
+
+        g = torch.Generator(device=a.device).manual_seed(seed)
+        real = torch.float64 if dt in (np.float64, np.complex128) else torch.float32
+        x = torch.randn(shape, generator=g, dtype=real, device=a.device)
+        if cplx:
+            x = torch.complex(x, torch.randn(shape, generator=g, dtype=real, device=a.device))
+        return x
+    if mod == "cupy":
+        import cupy
+
+        with a.device:
+            rs = cupy.random.RandomState(seed)
+            real = np.float64 if dt in (np.float64, np.complex128) else np.float32
+            x = rs.standard_normal(shape, dtype=real)
+            if cplx:
+                x = x + 1j * rs.standard_normal(shape, dtype=real)
+            return x.astype(dt)
+    return _gaussian(shape, dt, seed)
 
 
 def _col_norms(x: Any) -> np.ndarray:
@@ -265,7 +311,7 @@ def _lanczos_bounds(ah: Any, sign: float, steps: int, seed: int) -> tuple:
     n = int(ah.shape[-1])
     batch = tuple(ah.shape[:-2])
     dt, rdt = _np_dtype(ah), _real_dtype(ah)
-    q = _like(ah, _gaussian(batch + (n, 1), dt, seed + 1))
+    q = _randn(ah, batch + (n, 1), dt, seed + 1)
     q = q * _scalar(ah, 1.0 / np.maximum(_col_norms(q)[..., 0], np.finfo(rdt).tiny), dt)
     q_prev = None
     alphas, betas = [], []
@@ -328,7 +374,7 @@ def _subspace(a: Any, k: int, which: str, lower: bool, opts: dict) -> Any:
     eps = np.finfo(rdt).eps
     degree = int(opts.get("degree", 12))
     max_iter = int(opts.get("max_iter", 30))
-    b = min(int(opts.get("block", k + max(16, k // 4))), n)
+    b = min(int(opts.get("block", k + max(16, k // 2))), n)
     seed = int(opts.get("seed", 0))
     if degree < 1 or max_iter < 1 or b < k:
         raise ValueError(
@@ -336,14 +382,12 @@ def _subspace(a: Any, k: int, which: str, lower: bool, opts: dict) -> Any:
             f"got {degree}, {max_iter}, {b}"
         )
     sign = -1.0 if which == "largest" else 1.0
-    eye = _like(a, np.eye(n, dtype=dt))
-    ah = _hermitian(a, lower, eye)
-    del eye
+    ah = _hermitian(a, lower, _eye(a, n, dt))
     batch = tuple(a.shape[:-2])
     low, high = _lanczos_bounds(ah, sign, int(opts.get("lanczos_steps", 24)), seed)
     norm = np.maximum(np.maximum(np.abs(low), np.abs(high)), np.finfo(rdt).tiny)
     tol = float(opts.get("tol", 10 * np.sqrt(n) * eps)) * norm
-    x = _orth(_like(a, _gaussian(batch + (n, b), dt, seed)))
+    x = _orth(_randn(a, batch + (n, b), dt, seed))
     # Before the first Rayleigh-Ritz there is no estimate of the cut: damp the upper half.
     cut = (low + high) / 2
     a0 = low

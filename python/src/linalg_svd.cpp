@@ -15,8 +15,9 @@ linalg::SvdMethod parse_method(const std::string& s) {
   if (s == "gesvdj") return linalg::SvdMethod::gesvdj;
   if (s == "gesvdp") return linalg::SvdMethod::gesvdp;
   if (s == "gesvda") return linalg::SvdMethod::gesvda;
-  throw InvalidArgument("[linalg.svd] method must be 'auto', 'gesvd', 'gesvdj', 'gesvdp' or "
-                        "'gesvda', got '" + s + "'");
+  if (s == "jacobi_batched") return linalg::SvdMethod::jacobi_batched;
+  throw InvalidArgument("[linalg.svd] method must be 'auto', 'gesvd', 'gesvdj', 'gesvdp', "
+                        "'gesvda' or 'jacobi_batched', got '" + s + "'");
 }
 
 }  // namespace

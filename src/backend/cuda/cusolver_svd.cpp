@@ -21,6 +21,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/context.h"
 #include "backend/cuda/cusolver_common.h"
+#include "backend/cuda/kernels/svd_jacobi_batched.h"
 #include "backend/cuda_api.h"
 #include "format.h"
 #include "linalg_svd_problem.h"
@@ -33,7 +34,7 @@ using ll = long long;
 
 constexpr int64_t kJacobiBatchedMaxN = 32;  // cusolverDn<t>gesvdjBatched's limit
 
-enum class Route : uint8_t { gesvd, gesvdj, gesvdj_batched, gesvdp, gesvda };
+enum class Route : uint8_t { gesvd, gesvdj, gesvdj_batched, gesvdp, gesvda, jacobi_batched };
 
 const char* route_name(Route r) {
   switch (r) {
@@ -45,24 +46,46 @@ const char* route_name(Route r) {
       return "cusolverDn<t>gesvdjBatched";
     case Route::gesvdp:
       return "cusolverDnXgesvdp";
+    case Route::jacobi_batched:
+      return "gpula batched one-sided Jacobi kernel";
     default:
       return "cusolverDn<t>gesvdaStridedBatched";
   }
 }
 
+// Whether gpula's batched Jacobi kernel takes this problem: a real type, the matrix and its
+// right vectors in one block's shared memory, economy vectors (or square).
+bool jacobi_kernel_fits(DType t, int64_t rows, int64_t cols, bool full, int device) {
+  if (t != DType::f32 && t != DType::f64) return false;
+  if (full && rows != cols) return false;
+  const int64_t big = std::max(rows, cols), small = std::min(rows, cols);
+  if (small < 1 || big > (1 << 20)) return false;
+  return svd_jacobi_shared_bytes(static_cast<int>(big), static_cast<int>(small), size_of(t),
+                                 device) > 0;
+}
+
 // The routine for `method` on `count` matrices of rows x cols. The GPU measurements tune this
 // table; an explicit method is always honoured (its batched form taken where there is one).
-Route route(SvdMethod method, int64_t rows, int64_t cols, int64_t count) {
+// automatic: gesvdjBatched for batches of order <= 32; gpula's Jacobi kernel for the other
+// batches it takes (1000 x 128^2 float32 on an H200: see bench/results); gesvdj otherwise.
+Route route(SvdMethod method, int64_t rows, int64_t cols, int64_t count, DType t, bool full,
+            int device) {
   const bool small_batch = count > 1 && rows <= kJacobiBatchedMaxN && cols <= kJacobiBatchedMaxN;
   switch (method) {
+    case SvdMethod::jacobi_batched:
+      return Route::jacobi_batched;
     case SvdMethod::gesvd:
       return Route::gesvd;
     case SvdMethod::gesvdp:
       return Route::gesvdp;
     case SvdMethod::gesvda:
       return Route::gesvda;
-    default:  // automatic, gesvdj
+    case SvdMethod::gesvdj:
       return small_batch ? Route::gesvdj_batched : Route::gesvdj;
+    default:  // automatic
+      if (small_batch) return Route::gesvdj_batched;
+      if (count > 1 && jacobi_kernel_fits(t, rows, cols, full, device)) return Route::jacobi_batched;
+      return Route::gesvdj;
   }
 }
 
@@ -174,12 +197,14 @@ void leading_columns(const void* uf, void* u, int64_t rows, int64_t ucols, int64
 class CudaSvd final : public SvdBackend {
  public:
   bool needs_tall(SvdMethod method, int64_t rows, int64_t cols, int64_t count) const override {
-    return route_needs_tall(route(method, rows, cols, count));
+    // Only routes that need rows >= cols matter here, and those do not depend on type or full.
+    return route_needs_tall(route(method, rows, cols, count, DType::f64, false, 0));
   }
 
   void gesvd(const SvdBatch& p, SvdMethod method, int32_t* info,
              const LinalgCall& c) const override {
-    const Route r = route(method, p.a.rows, p.a.cols, p.a.count);
+    const Route r = route(method, p.a.rows, p.a.cols, p.a.count, p.a.dtype, p.full,
+                          c.stream.device.index);
     note(c, cat("svd: ", route_name(r), " for ", p.a.count, " matrices of ", p.a.rows, " x ",
                 p.a.cols, p.vectors() ? (p.full ? ", full u/vt" : ", economy u/vt") : ", values only"));
     if (route_needs_tall(r) && p.a.rows < p.a.cols)
@@ -195,6 +220,8 @@ class CudaSvd final : public SvdBackend {
         return xgesvdp(p, info, c);
       case Route::gesvda:
         return gesvda(p, info, c);
+      case Route::jacobi_batched:
+        return jacobi_batched(p, info, c);
     }
   }
 
@@ -259,6 +286,39 @@ class CudaSvd final : public SvdBackend {
                                       static_cast<T*>(ws.data()), lwork, info + b, params.p));
     });
     if (vec) adjoint_into(wv.data(), cols * vcols, p.vt, p.vrows(), cols, count, t, c);
+  }
+
+  // gpula's kernel orthogonalizes the columns of M (M V = G) with M = X when X is tall, else
+  // M = X^T, so that M has rows >= cols; X = M^T = V' S U'^T in the wide case, so V' goes to u
+  // and U'^T to vt. Both written through strides, straight into the column-major outputs.
+  static void jacobi_batched(const SvdBatch& p, int32_t* info, const LinalgCall& c) {
+    const DType t = p.a.dtype;
+    const int64_t rows = p.a.rows, cols = p.a.cols, k = p.k(), count = p.a.count;
+    if (!jacobi_kernel_fits(t, rows, cols, p.full, c.stream.device.index))
+      throw_error<NotSupported>(c.op, "method jacobi_batched takes real float32/float64 matrices "
+                                "that fit one thread block's shared memory (economy vectors or "
+                                "square), got ", name(t), " ", rows, " x ", cols,
+                                p.full ? " with full_matrices" : "");
+    const bool tall = rows >= cols;
+    const int mr = static_cast<int>(tall ? rows : cols), mc = static_cast<int>(k);
+    const int64_t item = rows * cols;
+    const Strided3 m_st = tall ? Strided3{item, 1, rows} : Strided3{item, rows, 1};
+    const int64_t vr = p.vrows(), uc = p.ucols();
+    // Left vectors of M (mr x k) and right vectors of M (k x k), as X's u and vt.
+    const Strided3 lu = tall ? Strided3{rows * uc, 1, rows} : Strided3{vr * cols, vr, 1};
+    const Strided3 rv = tall ? Strided3{vr * cols, vr, 1} : Strided3{rows * uc, 1, rows};
+    void* left = p.vectors() ? (tall ? p.u : p.vt) : nullptr;
+    void* right = p.vectors() ? (tall ? p.vt : p.u) : nullptr;
+    constexpr int kMaxSweeps = 40;
+    cudaStream_t s = raw(c);
+    if (t == DType::f32)
+      svd_jacobi_batched<float>(static_cast<const float*>(p.a.data), m_st, count, mr, mc,
+                                static_cast<float*>(left), lu, static_cast<float*>(p.s),
+                                static_cast<float*>(right), rv, info, kMaxSweeps, s);
+    else
+      svd_jacobi_batched<double>(static_cast<const double*>(p.a.data), m_st, count, mr, mc,
+                                 static_cast<double*>(left), lu, static_cast<double*>(p.s),
+                                 static_cast<double*>(right), rv, info, kMaxSweeps, s);
   }
 
   static void gesvdj_batched(const SvdBatch& p, int32_t* info, const LinalgCall& c) {

@@ -45,6 +45,8 @@ const char* method_name(la::SvdMethod m) {
       return "gesvdp";
     case la::SvdMethod::gesvda:
       return "gesvda";
+    case la::SvdMethod::jacobi_batched:
+      return "jacobi_batched";
     default:
       return "automatic";
   }
@@ -83,6 +85,8 @@ TEST_P(CudaSvd, MatchesReconstructionAndCpu) {
   for (const Size& s : sizes())
     for (bool full : {false, true}) {
       if (method == la::SvdMethod::gesvda && full && s.m != s.n) continue;  // economy only
+      if (method == la::SvdMethod::jacobi_batched && full && s.m != s.n) continue;  // likewise
+      if (method == la::SvdMethod::jacobi_batched && std::max(s.m, s.n) > 128) continue;
       const int64_t k = std::min(s.m, s.n);
       HostTensor a = make_host(with(s.batch, {s.m, s.n}), t, full ? Layout::col : Layout::row);
       core_test::Filler(seed++).fill(a.view);
@@ -123,6 +127,7 @@ std::vector<MethodType> method_types() {
   for (la::SvdMethod m : {la::SvdMethod::automatic, la::SvdMethod::gesvd, la::SvdMethod::gesvdj,
                           la::SvdMethod::gesvdp, la::SvdMethod::gesvda})
     for (DType t : {DType::f32, DType::f64, DType::c64, DType::c128}) r.push_back({m, t});
+  for (DType t : {DType::f32, DType::f64}) r.push_back({la::SvdMethod::jacobi_batched, t});
   return r;
 }
 
@@ -159,6 +164,32 @@ TEST_F(CudaSvdMisc, ChoiceIsLogged) {
             std::string::npos);
   EXPECT_NE(routine({4, 33, 20}, la::SvdMethod::gesvd).find("cusolverDnXgesvd"),
             std::string::npos);
+  // Batches past 32 that fit one block: gpula's Jacobi kernel (tall and wide).
+  EXPECT_NE(routine({4, 40, 40}, la::SvdMethod::automatic).find("Jacobi kernel"),
+            std::string::npos);
+  EXPECT_NE(routine({3, 50, 70}, la::SvdMethod::automatic).find("Jacobi kernel"),
+            std::string::npos);
+}
+
+TEST_F(CudaSvdMisc, JacobiBatchedTakesRealMatricesThatFit) {
+  HostTensor c = make_host({3, 40, 40}, DType::c64);
+  core_test::Filler(5).fill(c.view);
+  DeviceTensor dc = to_device(c);
+  EXPECT_THROW(la::svd(dc.view, false, true, la::SvdMethod::jacobi_batched), NotSupported);
+  HostTensor big = make_host({2, 600, 600}, DType::f64);  // 5.8 MB: past shared memory
+  DeviceTensor db = to_device(big);
+  EXPECT_THROW(la::svd(db.view, false, true, la::SvdMethod::jacobi_batched), NotSupported);
+  HostTensor a = make_host({3, 40, 20}, DType::f32);
+  core_test::Filler(6).fill(a.view);
+  DeviceTensor da = to_device(a);
+  EXPECT_THROW(la::svd(da.view, true, true, la::SvdMethod::jacobi_batched), NotSupported);
+  HostTensor f = make_host({3, 40, 40}, DType::f32);  // square: full is economy
+  core_test::Filler(7).fill(f.view);
+  DeviceTensor df = to_device(f);
+  la::Svd r = la::svd(df.view, true, true, la::SvdMethod::jacobi_batched);
+  const svd_test::Errors e = svd_test::check(f.view, host_of(r.s).view, &host_of(r.u).view,
+                                             &host_of(r.vh).view);
+  EXPECT_LE(e.recon, tol(DType::f32, 40));
 }
 
 TEST_F(CudaSvdMisc, GesvdaIsEconomyOnly) {
