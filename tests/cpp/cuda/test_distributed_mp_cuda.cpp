@@ -274,7 +274,7 @@ TEST_F(DistributedMpCuda, MatmulMatchesSingleGpu) {
       at.strides = {m, 1};
       bt.shape = {n, k};
       bt.strides = {k, 1};
-      const gpula::Tensor ct = gpula::matmul(bt, at);  // (n, m) row-major = c column-major
+      const gpula::Tensor ct = gpula::matmul(bt, at).result;  // (n, m) row-major = c col-major
       const Host hct = host_doubles(ct);
       Host c2 = download(dC2), cref{m, n, std::vector<double>(m * n)};
       for (int64_t i = 0; i < m; ++i)
