@@ -26,12 +26,11 @@ Example:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-import os
 
 from . import _gpula
 from ._gpula import InvalidArgument

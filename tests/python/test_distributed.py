@@ -292,7 +292,7 @@ def test_mp_matmul_one_rank(dtype):
 @pytest.mark.gpu
 @_mp_gpu
 def test_mp_failures_one_rank():
-    dev, host = _gpu_lib()
+    dev, _ = _gpu_lib()
     dist.init()
     rng = np.random.default_rng(23)
     a = _spd(rng, 128)
@@ -300,7 +300,7 @@ def test_mp_failures_one_rank():
     d = dist.BlockCyclic(128, 128, 64, 64)
     with pytest.raises(gl.NotPositiveDefinite):
         dist.cholesky(dev(d.scatter(a, 0, 0)), layout=d)
-    with pytest.raises(gl.InvalidArgument, match="grid 2x1 expected comm.size"):
+    with pytest.raises(gl.InvalidArgument, match=r"grid 2x1 expected comm\.size"):
         d2 = dist.BlockCyclic(128, 128, 64, 64, nprow=2)
         dist.cholesky(dev(d.scatter(a, 0, 0)), layout=d2)
 
