@@ -175,8 +175,4 @@ linalg::Eigh eigh(const TensorView& a, bool lower, bool eigvals_only, const MgOp
   return r;
 }
 
-bool has_mp() { return false; }
-
-Tensor matmul(const TensorView&, const TensorView&) { throw NotCompiled("cuBLASMp"); }
-
 }  // namespace gpula::distributed

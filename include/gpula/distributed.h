@@ -7,17 +7,24 @@
 ///    local piece, stored column-major with leading dimension max(1, local rows).
 /// 2. Solvers over several GPUs of one node through cusolverMg (CUDA toolkit): cholesky, solve
 ///    and eigh of one host-resident float32/float64 matrix, spread over `devices` in a 1-D
-///    block-cyclic column distribution. Results are new host Tensors. The multi-node engines
-///    (cuSOLVERMp / cuBLASMp over NCCL) are not implemented yet: matmul throws NotCompiled.
+///    block-cyclic column distribution. Results are new host Tensors.
+/// 3. Several processes, one GPU each, over NCCL (cuSOLVERMp / cuBLASMp, an optional build):
+///    cholesky, solve, eigh and matmul of 2-D block-cyclic matrices, each rank passing its local
+///    piece (device memory) and a Communicator.
 ///
 /// @code
 ///   gpula::Tensor l = gpula::distributed::cholesky(a, true, {.devices = {0, 1}});
 ///   int64_t rows = gpula::distributed::numroc(n, 64, myrow, 0, nprow);
+///   auto comm = gpula::distributed::Communicator::create(0, 1,
+///                   gpula::distributed::Communicator::unique_id(), /*device=*/0);
+///   gpula::distributed::cholesky(comm, local_a, {.m = n, .n = n, .mb = 64, .nb = 64});
 /// @endcode
 #include <gpula/linalg.h>
 #include <gpula/tensor.h>
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace gpula::distributed {
@@ -84,11 +91,82 @@ Tensor solve(const TensorView& a, const TensorView& b,
 linalg::Eigh eigh(const TensorView& a, bool lower = true, bool eigvals_only = false,
                   const MgOptions& options = {});
 
-// ----- several nodes: cuBLASMp / cuSOLVERMp over NCCL -----
+// ----- several processes (one GPU each, any number of nodes): cuSOLVERMp / cuBLASMp -----
+//
+// Every rank holds its local piece of each matrix: device memory on the communicator's GPU,
+// column-major with a leading dimension >= max(1, local rows) (a TensorView of shape
+// local_shape(layout, prow, pcol) and strides (1, ld)), laid out by a BlockCyclic layout whose
+// grid has comm.size() processes. Rank r is process (r % nprow, r / nprow) (column-major
+// grid mapping). The first block must be on process (0, 0) (cuSOLVERMp's restriction). Every
+// rank calls with the same global arguments (collective). The calls are blocking: they wait
+// for the device before starting (so data written on any stream is seen) and return when the
+// result is in place.
 
-/// Whether this build has the cuSOLVERMp / cuBLASMp engines (false: not implemented yet).
+/// An NCCL communicator over `size` processes, each with one GPU, plus the cuSOLVERMp and
+/// cuBLASMp handles on it. Copies share one communicator (destroyed with the last copy). A
+/// 1-rank communicator needs no launcher: create(0, 1, unique_id(), device).
+class Communicator {
+ public:
+  /// ncclUniqueId's bytes: made by rank 0, sent to every rank by the caller (MPI, torch).
+  using UniqueId = std::array<char, 128>;
+  struct Impl;
+
+  /// Undefined (defined() is false); the multi-process functions reject it.
+  Communicator() = default;
+  /// A fresh NCCL unique id (ncclGetUniqueId). NotCompiled without the cuSOLVERMp build.
+  static UniqueId unique_id();
+  /// Joins the communicator (ncclCommInitRank on `device`): collective over the `size`
+  /// processes that got the same id. InvalidArgument on size < 1, rank outside [0, size) or a
+  /// negative device; NotCompiled without the cuSOLVERMp / cuBLASMp build.
+  static Communicator create(int rank, int size, const UniqueId& id, int device);
+
+  bool defined() const { return impl_ != nullptr; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int device() const { return device_; }
+  const std::shared_ptr<Impl>& impl() const { return impl_; }
+
+ private:
+  Communicator(int rank, int size, int device, std::shared_ptr<Impl> impl)
+      : rank_(rank), size_(size), device_(device), impl_(std::move(impl)) {}
+  int rank_ = 0, size_ = 0, device_ = 0;
+  std::shared_ptr<Impl> impl_;
+};
+
+struct MpOptions {
+  /// Raise NotPositiveDefinite / SingularMatrix / LinAlgError when the solver reports failure.
+  bool check_info = true;
+};
+
+/// Whether this build has the cuSOLVERMp / cuBLASMp engines (configured with
+/// GPULA_CUSOLVERMP_ROOT / GPULA_CUBLASMP_ROOT, see docs/distributed.md).
 bool has_mp();
-/// Distributed matrix product (cuBLASMp pgemm). Not implemented yet: throws NotCompiled.
-Tensor matmul(const TensorView& a, const TensorView& b);
+
+/// In place: `a` (local piece of an n x n float32/float64 symmetric positive definite matrix,
+/// square blocks mb == nb) <- its Cholesky factor in the `lower` (else upper) triangle
+/// (cusolverMpPotrf). The other triangle is not referenced and keeps its input (ScaLAPACK's
+/// convention). NotPositiveDefinite (order = the failing leading minor) when check_info.
+void cholesky(const Communicator& comm, const TensorView& a, const BlockCyclic& layout,
+              bool lower = true, const MpOptions& options = {});
+/// In place: `b` (local piece of n x k, row blocks as a's) <- a^-1 b; `a` is overwritten by
+/// its factors. assume_a gen: cusolverMpGetrf + Getrs (LU with partial pivoting); pos:
+/// cusolverMpPotrf + Potrs reading the `lower` (else upper) triangle; sym: NotSupported.
+/// cuSOLVERMp's solves take one right-hand side per call: k columns are k solve calls.
+void solve(const Communicator& comm, const TensorView& a, const BlockCyclic& a_layout,
+           const TensorView& b, const BlockCyclic& b_layout,
+           linalg::Assume assume_a = linalg::Assume::gen, bool lower = false,
+           const MpOptions& options = {});
+/// Eigenvalues (ascending, w: device (n,) on every rank) and, unless eigvals_only, the local
+/// piece of the eigenvectors (v: device, a's layout, column-major with ld max(1, local rows))
+/// of a float32/float64 symmetric matrix (cusolverMpSyevd, lower triangle only: lower=false
+/// is NotSupported). `a` is destroyed. info: host int32 scalar.
+linalg::Eigh eigh(const Communicator& comm, const TensorView& a, const BlockCyclic& layout,
+                  bool lower = true, bool eigvals_only = false, const MpOptions& options = {});
+/// In place: c <- alpha a b + beta c (cublasMpGemm) over local pieces of a (m x k), b (k x n),
+/// c (m x n), one dtype: float32, float64 or bfloat16 (bfloat16 accumulates in float32).
+/// Blocks must chain: a's nb == b's mb, a's mb == c's mb, b's nb == c's nb.
+void matmul(const Communicator& comm, const TensorView& a, const BlockCyclic& a_layout,
+            const TensorView& b, const BlockCyclic& b_layout, const TensorView& c,
+            const BlockCyclic& c_layout, double alpha = 1.0, double beta = 0.0);
 
 }  // namespace gpula::distributed

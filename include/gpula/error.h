@@ -78,6 +78,16 @@ class CudssError : public VendorError {
  public:
   using VendorError::VendorError;
 };
+/// NCCL (the communicator under gpula::distributed's multi-process engines); Python: gl.Error.
+class NcclError : public VendorError {
+ public:
+  using VendorError::VendorError;
+};
+/// cuBLASMp (gpula::distributed::matmul over several processes); Python: gl.Error.
+class CublasMpError : public VendorError {
+ public:
+  using VendorError::VendorError;
+};
 
 /// A factorization or solve failed on its input (singular, not positive definite).
 class LinAlgError : public Error {

@@ -7,10 +7,13 @@
 * Block-cyclic helpers (host, ScaLAPACK conventions, 0-based): ``numroc``, ``owner``,
   ``global_to_local``, ``local_to_global``, ``BlockCyclic`` with ``local_shape``, ``scatter``
   (a rank's local piece of a global matrix, column-major as ScaLAPACK) and ``gather``.
-* Several nodes (cuSOLVERMp / cuBLASMp over NCCL): ``init`` records the process group (None:
-  one process; an mpi4py communicator; or "torch" for torch.distributed). The multi-node
-  engines are not implemented yet: ``matmul`` raises gl.NotCompiled, as do the solvers when the
-  group has more than one rank.
+* Several processes, one GPU each, any number of nodes (cuSOLVERMp / cuBLASMp over NCCL, an
+  optional build: ``has_mp()``): ``init`` finds the process group (torchrun's RANK /
+  WORLD_SIZE / LOCAL_RANK, else mpi4py under an MPI launcher, else one process);
+  ``cholesky``, ``solve``, ``eigh`` and ``matmul`` with ``layout=`` take this rank's local
+  piece (a column-major CuPy / PyTorch array on its GPU, as ``BlockCyclic.scatter`` cuts it)
+  and work in place. The NCCL communicator is made on first use; its unique id travels over
+  torch.distributed or MPI when there are several ranks.
 
 Example:
     >>> import numpy as np, gpula as gl
@@ -23,18 +26,23 @@ Example:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import _gpula
-from ._gpula import InvalidArgument, NotCompiled
+from ._gpula import InvalidArgument
+from ._interop import package_of
+
+_FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
 
 __all__ = [
     "BlockCyclic",
     "ProcessGroup",
     "init",
+    "communicator",
     "numroc",
     "owner",
     "global_to_local",
@@ -53,7 +61,7 @@ local_to_global = _gpula.distributed_local_to_global
 
 
 def has_mp() -> bool:
-    """Whether this build has the multi-node engines (cuSOLVERMp / cuBLASMp)."""
+    """Whether this build has the multi-process engines (cuSOLVERMp / cuBLASMp over NCCL)."""
     return bool(_gpula.distributed_has_mp())
 
 
@@ -109,58 +117,141 @@ class BlockCyclic:
 
 @dataclass(frozen=True)
 class ProcessGroup:
-    """The processes that share one distributed problem: this one's rank and their count."""
+    """The processes that share one distributed problem: this one's rank, their count, how they
+    talk ("single", "mpi" or "torch") and this process's GPU (``device``)."""
 
     rank: int
     size: int
     backend: str
     comm: Any = None
+    device: int = 0
 
 
 _group: ProcessGroup | None = None
+_communicator_cache: Any = None
 
 
-def init(comm: Any = None) -> ProcessGroup:
-    """Records the process group: None (one process), an mpi4py communicator, or "torch"
-    (torch.distributed, which must be initialized). Returns the ProcessGroup.
+def _env_int(*names: str) -> int | None:
+    for n in names:
+        v = os.environ.get(n)
+        if v is not None and v.strip().lstrip("-").isdigit():
+            return int(v)
+    return None
+
+
+_MPI_SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS")
+_LOCAL_RANK_VARS = ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
+
+
+def _torch_group(device: int | None) -> ProcessGroup:
+    import torch.distributed as tdist
+
+    if not tdist.is_initialized():
+        if _env_int("RANK") is None:
+            raise InvalidArgument(
+                "[distributed.init] comm 'torch' expected torch.distributed to be initialized "
+                "(or torchrun's RANK / WORLD_SIZE)"
+            )
+        tdist.init_process_group(backend="gloo")  # carries only the NCCL unique id
+    dev = device if device is not None else _env_int("LOCAL_RANK") or 0
+    return ProcessGroup(tdist.get_rank(), tdist.get_world_size(), "torch", "torch", dev)
+
+
+def init(comm: Any = None, *, backend: str = "nccl", device: int | None = None) -> ProcessGroup:
+    """Finds the process group and this process's GPU; returns the ProcessGroup.
+
+    ``comm``: None (torchrun's RANK / WORLD_SIZE -> torch.distributed; an MPI launcher's
+    variables with mpi4py importable -> MPI.COMM_WORLD; else one process), an mpi4py
+    communicator, or "torch" (torch.distributed). ``backend``: "nccl" (the only one).
+    ``device``: this process's GPU, default LOCAL_RANK (or the MPI launcher's local rank), else
+    0. The NCCL communicator itself is made on first use by a multi-process call.
 
     Example:
         >>> import gpula as gl
         >>> gl.distributed.init().size
         1
     """
-    global _group
+    global _group, _communicator_cache
+    if backend != "nccl":
+        raise InvalidArgument(f"[distributed.init] backend expected 'nccl', got {backend!r}")
+    if device is not None and (not isinstance(device, int) or device < 0):
+        raise InvalidArgument(
+            f"[distributed.init] device expected a GPU ordinal >= 0, got {device!r}"
+        )
+    local = device if device is not None else (_env_int(*_LOCAL_RANK_VARS) or 0)
     if comm is None:
-        _group = ProcessGroup(0, 1, "single")
+        if _env_int("RANK") is not None and _env_int("WORLD_SIZE") is not None:
+            group = _torch_group(device)
+        elif _env_int(*_MPI_SIZE_VARS) is not None:
+            try:
+                from mpi4py import MPI
+            except ImportError:
+                group = ProcessGroup(0, 1, "single", None, local)
+            else:
+                w = MPI.COMM_WORLD
+                group = ProcessGroup(int(w.Get_rank()), int(w.Get_size()), "mpi", w, local)
+        else:
+            group = ProcessGroup(0, 1, "single", None, local)
     elif isinstance(comm, str):
         if comm != "torch":
             raise InvalidArgument(
                 f"[distributed.init] comm expected None, an mpi4py communicator or 'torch', "
                 f"got {comm!r}"
             )
-        import torch.distributed as tdist
-
-        if not tdist.is_initialized():
-            raise InvalidArgument(
-                "[distributed.init] comm 'torch' expected torch.distributed to be initialized"
-            )
-        _group = ProcessGroup(tdist.get_rank(), tdist.get_world_size(), "torch", comm)
+        group = _torch_group(device)
     elif hasattr(comm, "Get_rank") and hasattr(comm, "Get_size"):
-        _group = ProcessGroup(int(comm.Get_rank()), int(comm.Get_size()), "mpi", comm)
+        group = ProcessGroup(int(comm.Get_rank()), int(comm.Get_size()), "mpi", comm, local)
     else:
         raise InvalidArgument(
             f"[distributed.init] comm expected None, an mpi4py communicator or 'torch', "
             f"got {type(comm).__name__}"
         )
+    if _group != group:
+        _communicator_cache = None
+    _group = group
     return _group
+
+
+def communicator() -> Any:
+    """This process's native NCCL communicator (gpula::distributed::Communicator), made on the
+    first call (collective: every rank calls it): rank 0 makes the unique id and sends it over
+    the group. Raises gl.NotCompiled without the cuSOLVERMp / cuBLASMp build."""
+    global _communicator_cache
+    if _communicator_cache is not None:
+        return _communicator_cache
+    g = _group if _group is not None else init()
+    uid = _gpula.distributed_unique_id() if g.rank == 0 else None
+    if g.size > 1:
+        if g.backend == "mpi":
+            uid = g.comm.bcast(uid, root=0)
+        elif g.backend == "torch":
+            import torch.distributed as tdist
+
+            box = [uid]
+            tdist.broadcast_object_list(box, src=0)
+            uid = box[0]
+    _communicator_cache = _gpula.distributed_communicator(g.rank, g.size, uid, g.device)
+    return _communicator_cache
 
 
 def _single_process(op: str) -> None:
     if _group is not None and _group.size > 1:
-        raise NotCompiled(
-            f"[distributed.{op}] {_group.size} ranks need the cuSOLVERMp engine, which is not "
-            "implemented yet; run one process per node with devices= instead"
+        raise InvalidArgument(
+            f"[distributed.{op}] a host matrix goes to the GPUs of one process (cusolverMg); "
+            f"with {_group.size} ranks pass each rank's local piece with layout="
         )
+
+
+def _layouts(op: str, layout: Any, count: int) -> tuple[tuple[int, ...], ...]:
+    items = (layout,) if count == 1 else layout
+    if (
+        not isinstance(items, (tuple, list))
+        or len(items) != count
+        or not all(isinstance(x, BlockCyclic) for x in items)
+    ):
+        want = "a BlockCyclic" if count == 1 else f"a tuple of {count} BlockCyclic"
+        raise InvalidArgument(f"[distributed.{op}] layout expected {want}, got {layout!r}")
+    return tuple(x._tuple() for x in items)
 
 
 def _devices(op: str, devices: Any) -> list[int]:
@@ -175,19 +266,36 @@ def _devices(op: str, devices: Any) -> list[int]:
 
 
 def cholesky(
-    a: Any, lower: bool = True, *, devices: Any = None, block_size: int = 256
-) -> np.ndarray:
-    """Cholesky factor of host symmetric positive definite ``a`` over several GPUs
-    (cusolverMgPotrf), as gl.linalg.cholesky; raises gl.NotPositiveDefinite.
+    a: Any,
+    lower: bool = True,
+    *,
+    layout: BlockCyclic | None = None,
+    devices: Any = None,
+    block_size: int = 256,
+    check_info: bool = True,
+) -> Any:
+    """Cholesky factor, raising gl.NotPositiveDefinite.
+
+    * ``layout=None``: ``a`` is a host (NumPy) symmetric positive definite matrix, factored
+      over several GPUs of this process (cusolverMgPotrf, ``devices``, ``block_size``); returns
+      a new array as gl.linalg.cholesky (the other triangle zero).
+    * ``layout=BlockCyclic(...)``: ``a`` is this rank's local piece (column-major CuPy /
+      PyTorch array on its GPU), factored in place over every rank (cusolverMpPotrf; square
+      blocks); the other triangle keeps its input. Returns ``a``.
 
     Example:
         >>> import numpy as np, gpula as gl
         >>> a = np.array([[4.0, 2.0], [2.0, 3.0]])
         >>> l = gl.distributed.cholesky(a, devices=[0])  # doctest: +SKIP
     """
+    if layout is not None:
+        (la,) = _layouts("cholesky", layout, 1)
+        _gpula.distributed_cholesky_mp(communicator(), a, la, bool(lower), bool(check_info))
+        return a
     _single_process("cholesky")
     return _gpula.distributed_cholesky(
-        np.asarray(a), bool(lower), _devices("cholesky", devices), int(block_size)
+        np.asarray(a), bool(lower), _devices("cholesky", devices), int(block_size),
+        bool(check_info),
     )
 
 
@@ -197,21 +305,33 @@ def solve(
     assume_a: str = "gen",
     *,
     lower: bool = False,
+    layout: Any = None,
     devices: Any = None,
     block_size: int = 256,
-) -> np.ndarray:
-    """x with a x = b over several GPUs: assume_a "gen" (cusolverMgGetrf/Getrs) or "pos"
-    (cusolverMgPotrf/Potrs). ``b`` is (n,) or (n, k). Raises gl.SingularMatrix /
-    gl.NotPositiveDefinite.
+    check_info: bool = True,
+) -> Any:
+    """x with a x = b: assume_a "gen" (LU with partial pivoting) or "pos" (Cholesky, reading
+    the ``lower`` else upper triangle). Raises gl.SingularMatrix / gl.NotPositiveDefinite.
+
+    * ``layout=None``: host (NumPy) ``a`` and ``b`` ((n,) or (n, k)) over several GPUs of this
+      process (cusolverMg); returns a new array.
+    * ``layout=(a_layout, b_layout)``: this rank's local pieces (column-major, on its GPU) over
+      every rank (cuSOLVERMp); ``b`` is overwritten by x and ``a`` by its factors. Returns ``b``.
 
     Example:
         >>> import numpy as np, gpula as gl
         >>> x = gl.distributed.solve(np.eye(3), np.ones(3))  # doctest: +SKIP
     """
+    if layout is not None:
+        la, lb = _layouts("solve", layout, 2)
+        _gpula.distributed_solve_mp(
+            communicator(), a, la, b, lb, assume_a, bool(lower), bool(check_info)
+        )
+        return b
     _single_process("solve")
     return _gpula.distributed_solve(
         np.asarray(a), np.asarray(b), assume_a, bool(lower), _devices("solve", devices),
-        int(block_size),
+        int(block_size), bool(check_info),
     )
 
 
@@ -220,25 +340,67 @@ def eigh(
     lower: bool = True,
     eigvals_only: bool = False,
     *,
+    layout: BlockCyclic | None = None,
     devices: Any = None,
     block_size: int = 256,
+    check_info: bool = True,
 ) -> Any:
-    """Eigenvalues (ascending) and eigenvectors of host symmetric ``a`` over several GPUs
-    (cusolverMgSyevd): ``(w, v)``, or ``w`` with ``eigvals_only=True``.
+    """Eigenvalues (ascending) and eigenvectors of symmetric ``a``: ``(w, v)``, or ``w`` with
+    ``eigvals_only=True``.
+
+    * ``layout=None``: host (NumPy) ``a`` over several GPUs of this process (cusolverMgSyevd).
+    * ``layout=BlockCyclic(...)``: this rank's local piece on its GPU, over every rank
+      (cusolverMpSyevd, lower triangle only); ``a`` is destroyed. ``w`` (n,) is on every rank's
+      GPU, ``v`` is this rank's local piece of the eigenvectors (a's layout, column-major), both
+      in a's package (CuPy / PyTorch).
 
     Example:
         >>> import numpy as np, gpula as gl
         >>> w, v = gl.distributed.eigh(np.diag([2.0, 1.0]))  # doctest: +SKIP
     """
+    if layout is not None:
+        (la,) = _layouts("eigh", layout, 1)
+        fw = _FRAMEWORK.get(package_of(a).name, 3)
+        w, v, _ = _gpula.distributed_eigh_mp(
+            communicator(), a, la, bool(lower), bool(eigvals_only), bool(check_info), fw
+        )
+        if fw == 3:  # a generic DLPack array: CuPy or torch on the GPU
+            gpu = package_of(a)._gpu()
+            conv = gpu.torch.from_dlpack if gpu.name == "torch" else gpu.cupy.from_dlpack
+            w, v = (None if x is None else conv(x) for x in (w, v))
+        return w if eigvals_only else (w, v)
     _single_process("eigh")
     w, v, _ = _gpula.distributed_eigh(
         np.asarray(a), bool(lower), bool(eigvals_only), _devices("eigh", devices),
-        int(block_size),
+        int(block_size), bool(check_info),
     )
     return w if eigvals_only else (w, v)
 
 
-def matmul(a: Any, b: Any) -> Any:
-    """Distributed matrix product (cuBLASMp pgemm, bf16 included). Not implemented yet: raises
-    gl.NotCompiled."""
-    raise NotCompiled("[distributed.matmul] the cuBLASMp engine is not implemented yet")
+def matmul(
+    a: Any,
+    b: Any,
+    c: Any = None,
+    *,
+    layout: Any = None,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+) -> Any:
+    """c <- alpha a b + beta c over every rank (cublasMpGemm): this rank's local pieces of a
+    (m x k), b (k x n) and c (m x n), column-major on its GPU, one dtype (float32, float64 or
+    bfloat16, which accumulates in float32), ``layout=(a_layout, b_layout, c_layout)`` with
+    chaining blocks (a's nb == b's mb, a's mb == c's mb, b's nb == c's nb). Returns ``c``.
+
+    Example:
+        >>> import gpula as gl
+        >>> d = gl.distributed.BlockCyclic(m=4096, n=4096)
+        >>> c = gl.distributed.matmul(a, b, c, layout=(d, d, d))  # doctest: +SKIP
+    """
+    if c is None or layout is None:
+        raise InvalidArgument(
+            "[distributed.matmul] expected this rank's local pieces a, b, c and "
+            "layout=(a_layout, b_layout, c_layout)"
+        )
+    la, lb, lc = _layouts("matmul", layout, 3)
+    _gpula.distributed_matmul_mp(communicator(), a, la, b, lb, c, lc, float(alpha), float(beta))
+    return c

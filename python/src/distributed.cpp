@@ -1,9 +1,12 @@
-// gpula::distributed for Python: the block-cyclic index helpers and the cusolverMg solvers.
-// Operands are host (NumPy) arrays; results are gpula-allocated host Tensors handed to NumPy
-// zero-copy.
+// gpula::distributed for Python: the block-cyclic index helpers, the cusolverMg solvers (host
+// NumPy operands, results handed to NumPy zero-copy) and the multi-process engines over a
+// Communicator (local pieces on the GPU, CuPy / PyTorch; in place, eigh's results in the
+// caller's package).
 #include <gpula/distributed.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
 #include <vector>
 
 #include "linalg_common.h"
@@ -96,6 +99,85 @@ void init_distributed(nb::module_& m) {
       nb::arg("devices") = vector<int>{}, nb::arg("block_size") = 256, nb::arg("check_info") = true,
       "gpula::distributed::eigh (cusolverMg): (w, v or None, info).");
   m.def("distributed_has_mp", &distributed::has_mp);
+
+  // ----- multi-process engines -----
+  using distributed::Communicator;
+  nb::class_<Communicator>(m, "DistributedCommunicator",
+                           "gpula::distributed::Communicator: NCCL + cuSOLVERMp / cuBLASMp.")
+      .def_prop_ro("rank", &Communicator::rank)
+      .def_prop_ro("size", &Communicator::size)
+      .def_prop_ro("device", &Communicator::device)
+      .def_prop_ro("defined", &Communicator::defined);
+  m.def("distributed_unique_id", [] {
+    const Communicator::UniqueId id = Communicator::unique_id();
+    return nb::bytes(id.data(), id.size());
+  });
+  m.def(
+      "distributed_communicator",
+      [](int rank, int size, nb::bytes id, int device) {
+        Communicator::UniqueId u{};
+        if (id.size() != u.size())
+          throw InvalidArgument("[distributed.Communicator.create] unique_id expected " +
+                                std::to_string(u.size()) + " bytes, got " +
+                                std::to_string(id.size()));
+        std::memcpy(u.data(), id.c_str(), u.size());
+        return without_gil([&] { return Communicator::create(rank, size, u, device); });
+      },
+      nb::arg("rank"), nb::arg("size"), nb::arg("unique_id"), nb::arg("device"));
+  m.def(
+      "distributed_cholesky_mp",
+      [](const Communicator& c, nb::handle a, nb::tuple la, bool lower, bool check_info) {
+        const TensorView av = to_view(a, "distributed.cholesky", "a");
+        const distributed::BlockCyclic l = layout(la);
+        without_gil([&] {
+          distributed::cholesky(c, av, l, lower, {.check_info = check_info});
+          return 0;
+        });
+      },
+      nb::arg("comm"), nb::arg("a"), nb::arg("layout"), nb::arg("lower"), nb::arg("check_info"));
+  m.def(
+      "distributed_solve_mp",
+      [](const Communicator& c, nb::handle a, nb::tuple la, nb::handle b, nb::tuple lb,
+         const std::string& assume_a, bool lower, bool check_info) {
+        const TensorView av = to_view(a, "distributed.solve", "a");
+        const TensorView bv = to_view(b, "distributed.solve", "b");
+        const distributed::BlockCyclic l1 = layout(la), l2 = layout(lb);
+        const linalg::Assume as = assume_of(assume_a);
+        without_gil([&] {
+          distributed::solve(c, av, l1, bv, l2, as, lower, {.check_info = check_info});
+          return 0;
+        });
+      },
+      nb::arg("comm"), nb::arg("a"), nb::arg("a_layout"), nb::arg("b"), nb::arg("b_layout"),
+      nb::arg("assume_a"), nb::arg("lower"), nb::arg("check_info"));
+  m.def(
+      "distributed_eigh_mp",
+      [](const Communicator& c, nb::handle a, nb::tuple la, bool lower, bool eigvals_only,
+         bool check_info, int framework) {
+        const TensorView av = to_view(a, "distributed.eigh", "a");
+        const distributed::BlockCyclic l = layout(la);
+        const linalg::Eigh r = without_gil([&] {
+          return distributed::eigh(c, av, l, lower, eigvals_only, {.check_info = check_info});
+        });
+        return nb::make_tuple(wrap(r.w, framework), wrap(r.v, framework), wrap(r.info, kNumpy));
+      },
+      nb::arg("comm"), nb::arg("a"), nb::arg("layout"), nb::arg("lower"), nb::arg("eigvals_only"),
+      nb::arg("check_info"), nb::arg("framework"));
+  m.def(
+      "distributed_matmul_mp",
+      [](const Communicator& c, nb::handle a, nb::tuple la, nb::handle b, nb::tuple lb,
+         nb::handle cc, nb::tuple lc, double alpha, double beta) {
+        const char* op = "distributed.matmul";
+        const TensorView av = to_view(a, op, "a"), bv = to_view(b, op, "b"),
+                         cv = to_view(cc, op, "c");
+        const distributed::BlockCyclic l1 = layout(la), l2 = layout(lb), l3 = layout(lc);
+        without_gil([&] {
+          distributed::matmul(c, av, l1, bv, l2, cv, l3, alpha, beta);
+          return 0;
+        });
+      },
+      nb::arg("comm"), nb::arg("a"), nb::arg("a_layout"), nb::arg("b"), nb::arg("b_layout"),
+      nb::arg("c"), nb::arg("c_layout"), nb::arg("alpha"), nb::arg("beta"));
 }
 
 }  // namespace gpula::python

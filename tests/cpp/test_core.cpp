@@ -493,6 +493,8 @@ TEST(ErrorTest, Hierarchy) {
   static_assert(std::is_base_of_v<VendorError, CusolverError>);
   static_assert(std::is_base_of_v<VendorError, CusparseError>);
   static_assert(std::is_base_of_v<VendorError, CudssError>);
+  static_assert(std::is_base_of_v<VendorError, NcclError>);
+  static_assert(std::is_base_of_v<VendorError, CublasMpError>);
   static_assert(std::is_base_of_v<gpula::Error, LinAlgError>);
   static_assert(!std::is_base_of_v<gpula::Error, InvalidArgument>);
 

@@ -99,8 +99,25 @@ def test_init_single_process_and_errors():
 
     g2 = dist.init(FakeComm())
     assert (g2.rank, g2.size, g2.backend) == (1, 2, "mpi")
-    with pytest.raises(gl.NotCompiled, match="cuSOLVERMp"):
+    with pytest.raises(gl.InvalidArgument, match="layout="):
         dist.cholesky(np.eye(2))
+    with pytest.raises(gl.InvalidArgument, match="backend expected 'nccl'"):
+        dist.init(backend="gloo")
+    with pytest.raises(gl.InvalidArgument, match="device expected"):
+        dist.init(device=-1)
+    assert dist.init(device=3).device == 3
+    dist.init()
+
+
+def test_init_reads_torchrun_and_mpi_environment(monkeypatch):
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+              "PMIX_SIZE", "MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+              "SLURM_LOCALID"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("LOCAL_RANK", "2")
+    g = dist.init()
+    assert (g.rank, g.size, g.backend, g.device) == (0, 1, "single", 2)
+    monkeypatch.delenv("LOCAL_RANK")
     dist.init()
 
 
@@ -112,9 +129,19 @@ def test_init_with_mpi4py_one_rank():
 
 
 def test_matmul_and_front_errors_without_device():
-    assert dist.has_mp() is False
-    with pytest.raises(gl.NotCompiled):
+    assert isinstance(dist.has_mp(), bool)
+    with pytest.raises(gl.InvalidArgument, match="local pieces"):
         dist.matmul(np.eye(2), np.eye(2))
+    d = dist.BlockCyclic(2, 2)
+    with pytest.raises(gl.InvalidArgument, match="layout expected a tuple of 3 BlockCyclic"):
+        dist.matmul(np.eye(2), np.eye(2), np.eye(2), layout=d)
+    with pytest.raises(gl.InvalidArgument, match="layout expected a BlockCyclic"):
+        dist.cholesky(np.eye(2), layout=(2, 2))
+    if not dist.has_mp():
+        with pytest.raises(gl.NotCompiled, match="GPULA_CUSOLVERMP_ROOT"):
+            dist.cholesky(np.eye(2), layout=d)
+        with pytest.raises(gl.NotCompiled):
+            dist.communicator()
     with pytest.raises(gl.InvalidArgument, match="square"):
         dist.cholesky(np.zeros((2, 3)))
     with pytest.raises(gl.DTypeError):
@@ -178,6 +205,104 @@ def test_failures_on_gpus():
         dist.solve(s, np.ones(64), devices=[0])
     with pytest.raises(gl.InvalidArgument, match="ordinals below"):
         dist.cholesky(np.eye(4), devices=[4096])
+
+
+_mp_gpu = pytest.mark.skipif(not dist.has_mp(), reason="built without cuSOLVERMp / cuBLASMp")
+
+
+def _gpu_lib():
+    """(to_device, to_host): column-major GPU arrays of torch, else CuPy."""
+    try:
+        import torch
+
+        def dev(x):
+            x = np.asarray(x)
+            r, c = x.shape
+            t = torch.empty_strided((r, c), (1, max(r, 1)), dtype=getattr(torch, str(x.dtype)),
+                                    device="cuda")
+            return t.copy_(torch.from_numpy(np.ascontiguousarray(x)))
+
+        return dev, lambda t: t.cpu().numpy()
+    except ImportError:
+        cp = pytest.importorskip("cupy")
+        return (lambda x: cp.asarray(np.asfortranarray(x))), cp.asnumpy
+
+
+@pytest.mark.gpu
+@_mp_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mp_cholesky_solve_eigh_one_rank(dtype):
+    dev, host = _gpu_lib()
+    dist.init()
+    rng = np.random.default_rng(21)
+    n = 300
+    tol = 1e-3 if dtype == "float32" else 1e-9
+    layout = dist.BlockCyclic(n, n, 64, 64)
+    a = _spd(rng, n).astype(dtype)
+    local = dev(layout.scatter(a, 0, 0))  # Fortran order: column-major
+    assert dist.cholesky(local, layout=layout) is local
+    ref = scipy.linalg.cholesky(a.astype(np.float64), lower=True)
+    np.testing.assert_allclose(np.tril(host(local)), ref, atol=tol * np.abs(ref).max())
+
+    g = rng.standard_normal((n, n)).astype(dtype)
+    b = rng.standard_normal((n, 3)).astype(dtype)
+    lb = dist.BlockCyclic(n, 3, 64, 64)
+    ga, bb = dev(layout.scatter(g, 0, 0)), dev(lb.scatter(b, 0, 0))
+    x = dist.solve(ga, bb, layout=(layout, lb))
+    ref = np.linalg.solve(g.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(host(x), ref, atol=tol * 100 * np.abs(ref).max())
+    pa, pb = dev(layout.scatter(a, 0, 0)), dev(lb.scatter(b, 0, 0))
+    x = dist.solve(pa, pb, "pos", lower=True, layout=(layout, lb))
+    np.testing.assert_allclose(host(x), np.linalg.solve(a.astype(np.float64), b),
+                               atol=tol * np.abs(ref).max())
+
+    s = ((g + g.T) / 2).astype(dtype)
+    w, v = dist.eigh(dev(layout.scatter(s, 0, 0)), layout=layout)
+    assert tuple(w.shape) == (n,) and tuple(v.shape) == (n, n)
+    w, v = host(w), host(v)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(s.astype(np.float64)),
+                               atol=tol * 10 * np.abs(w).max())
+    np.testing.assert_allclose(s @ v, v * w[None, :], atol=tol * 10 * np.abs(w).max())
+    with pytest.raises(gl.NotSupported, match="lower=false"):
+        dist.eigh(dev(layout.scatter(s, 0, 0)), lower=False, layout=layout)
+
+
+@pytest.mark.gpu
+@_mp_gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mp_matmul_one_rank(dtype):
+    dev, host = _gpu_lib()
+    dist.init()
+    rng = np.random.default_rng(22)
+    m, k, n = 300, 200, 100
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    c = rng.standard_normal((m, n)).astype(dtype)
+    da, db, dc = (dist.BlockCyclic(r, q, 64, 64) for r, q in ((m, k), (k, n), (m, n)))
+    loc = [dev(d.scatter(x, 0, 0)) for d, x in ((da, a), (db, b), (dc, c))]
+    out = dist.matmul(*loc, layout=(da, db, dc), alpha=2.0, beta=0.5)
+    assert out is loc[2]
+    ref = 2.0 * a.astype(np.float64) @ b + 0.5 * c
+    tol = 1e-3 if dtype == "float32" else 1e-10
+    np.testing.assert_allclose(host(out), ref, atol=tol * np.abs(ref).max())
+    with pytest.raises(gl.InvalidArgument, match="column-major"):
+        dist.matmul(dev(a.T).T, *loc[1:], layout=(da, db, dc))  # row-major (C order)
+
+
+@pytest.mark.gpu
+@_mp_gpu
+def test_mp_failures_one_rank():
+    dev, _ = _gpu_lib()
+    dist.init()
+    rng = np.random.default_rng(23)
+    a = _spd(rng, 128)
+    a[70, 70] = -1e6
+    d = dist.BlockCyclic(128, 128, 64, 64)
+    with pytest.raises(gl.NotPositiveDefinite):
+        dist.cholesky(dev(d.scatter(a, 0, 0)), layout=d)
+    with pytest.raises(gl.InvalidArgument, match=r"grid 2x1 expected comm\.size"):
+        d2 = dist.BlockCyclic(128, 128, 64, 64, nprow=2)
+        dist.cholesky(dev(d.scatter(a, 0, 0)), layout=d2)
 
 
 def test_docstring_examples():
