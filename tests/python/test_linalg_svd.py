@@ -160,6 +160,8 @@ def test_gpu_methods_match_numpy(rng, method, dtype, shape):
     a, a64 = _random(rng, shape, dtype)
     u, s, vh = gl.linalg.svd(a, method=method, device="cuda")
     tol = TOL[dtype] * (300 if method == "gesvda" else 10 if method == "gesvdp" else 1)
+    if method == "gesvda":  # approximate (through a^H a): about single precision, documented
+        tol = max(tol, 1e-9)
     check_svd(a64, u, s, vh, tol, False)
     if method != "gesvda" or shape[-1] == shape[-2]:
         u, s, vh = gl.linalg.svd(a, full_matrices=True, method=method, device="cuda")
