@@ -6,8 +6,8 @@
 Side by side: gpula's CPU DirectSolver (SuiteSparse UMFPACK) first solve (plan + factorize +
 solve) and refactorize + solve, scipy.sparse.linalg.spsolve (run ONCE: it is slow at n = 1e6,
 12.3 s measured on the H200 host; skipped past --scipy-timeout via a child process), and
-cupyx.scipy.sparse.linalg.spsolve when CuPy and a GPU are present (CUDA events). gpula on the
-GPU (cuDSS) is not measured yet: the Python DirectSolver only takes host arrays so far.
+cupyx.scipy.sparse.linalg.spsolve when CuPy and a GPU are present (CUDA events), and gpula's
+DirectSolver on CuPy operands (cuDSS): first solve and refactorize + solve.
 Timing: wall clock (perf_counter) on the host, median of --repeats after one warm-up where the
 call is cheap enough. Writes a dated markdown table to DIR and prints summary lines. Never asserts.
 """
@@ -100,6 +100,54 @@ def time_cupyx(a, b, repeats):
     return statistics.median(times)
 
 
+def time_gpula_gpu(a, b, repeats):
+    """gpula's DirectSolver on CuPy operands (cuDSS): first solve (plan + factorize + solve) and
+    refactorize + solve with new values of the same pattern, CUDA events. None without a GPU or
+    in a build without cuDSS."""
+    try:
+        import cupy as cp
+        import cupyx.scipy.sparse as csp
+
+        import gpula as gl
+
+        if cp.cuda.runtime.getDeviceCount() == 0:
+            return None
+    except Exception:
+        return None
+    da = csp.csr_matrix(a)
+    db = cp.asarray(b)
+
+    def events():
+        s, e = cp.cuda.Event(), cp.cuda.Event()
+        s.record()
+        return s, e
+
+    def done(s, e):
+        e.record()
+        e.synchronize()
+        return cp.cuda.get_elapsed_time(s, e) / 1e3
+
+    try:
+        warm = gl.sparse.DirectSolver(da, db)  # cuDSS loads and initializes once per process
+        warm.plan(); warm.factorize(); warm.solve(); warm.free()
+        firsts, refacs, x = [], [], None
+        for r in range(repeats):
+            s, e = events()
+            solver = gl.sparse.DirectSolver(da, db)
+            solver.plan(); solver.factorize(); x = solver.solve()
+            firsts.append(done(s, e))
+            a2 = csp.csr_matrix(a * (1.0 + 0.01 * (r + 1)))
+            s, e = events()
+            solver.reset_operands(a=a2); solver.factorize(); solver.solve()
+            refacs.append(done(s, e))
+            solver.free()
+        resid = float(cp.linalg.norm(da @ x - db) / cp.linalg.norm(db))
+        return statistics.median(firsts), statistics.median(refacs), resid
+    except Exception as e:  # a build without cuDSS, or a failure: reported, never fatal
+        print(f"gpula GPU direct solve failed: {e!r}")
+        return None
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--m", type=int, default=1000, help="grid side: n = m * m")
@@ -113,6 +161,7 @@ def main(argv=None):
     first, refac, resid = time_gpula_cpu(a, b, args.repeats)
     t_scipy, r_scipy = time_scipy_once(args.m, args.scipy_timeout)
     t_cupyx = time_cupyx(a, b, args.repeats)
+    g = time_gpula_gpu(a, b, args.repeats)
     date = datetime.date.today().isoformat()
 
     def fmt(t):
@@ -124,7 +173,10 @@ def main(argv=None):
         ("scipy.sparse.linalg.spsolve (once)", t_scipy,
          "timed out" if t_scipy is None else f"residual {r_scipy:.1e}"),
         ("cupyx.scipy.sparse.linalg.spsolve (median)", t_cupyx, "" if t_cupyx else "no CuPy/GPU"),
-        ("gpula GPU (cuDSS)", None, "not measured: Python DirectSolver takes host arrays only"),
+        ("gpula GPU (cuDSS) plan+factorize+solve (median)", g and g[0],
+         f"residual {g[2]:.1e}" if g else "no GPU or no cuDSS"),
+        ("gpula GPU (cuDSS) refactorize+solve (median)", g and g[1],
+         f"{g[1] / g[0]:.2f} of the first solve" if g else ""),
     ]
     md = [f"# Sparse direct solve, 2-D Poisson 5-point, n = {n}, nnz = {nnz}, float64 ({date})", "",
           "| solver | seconds | note |", "|---|---|---|"]
@@ -133,7 +185,13 @@ def main(argv=None):
                f"{fmt(refac)} s ({refac / first:.2f}x of first, target <= 0.25)",
                f"sparse direct: scipy spsolve {fmt(t_scipy)} s"
                + (f", gpula CPU speedup {t_scipy / first:.1f}x (target >= 3x)" if t_scipy else ""),
-               f"sparse direct: cupyx spsolve {fmt(t_cupyx)} s; gpula GPU (cuDSS) not measured"]
+               f"sparse direct: cupyx spsolve {fmt(t_cupyx)} s"]
+    if g:
+        summary.append(f"sparse direct: gpula GPU (cuDSS) first {g[0]:.3f} s"
+                       + (f", {t_scipy / g[0]:.1f}x scipy (target >= 20x)" if t_scipy else "")
+                       + f"; refactorize+solve {g[1]:.3f} s ({g[1] / g[0]:.2f}x of first, target <= 0.25)")
+    else:
+        summary.append("sparse direct: gpula GPU (cuDSS) n/a (no GPU or built without cuDSS)")
     text = "\n".join(md) + "\n\n```\n" + "\n".join(summary) + "\n```\n"
     if args.out:
         os.makedirs(args.out, exist_ok=True)
