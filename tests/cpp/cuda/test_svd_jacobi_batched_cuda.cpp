@@ -40,7 +40,7 @@ std::vector<T> host_copy(const T* d, size_t n) {
   return h;
 }
 
-enum class Kind { random, rank_deficient, zero };
+enum class Kind { random, rank_deficient, zero, last_column_dependent };
 
 struct Result {
   std::vector<double> u, s, v;  // u: rows x cols row-major, v: cols x cols (v[i*cols+j] = V[i,j])
@@ -88,6 +88,14 @@ std::vector<T> make(int64_t count, int rows, int cols, bool row_major, Kind kind
         const int64_t idx = row_major ? int64_t{i} * cols + j : int64_t{j} * rows + i;
         m[static_cast<size_t>(b * rows * cols + idx)] = T(x);
       }
+  if (kind == Kind::last_column_dependent) {  // square rank n - 1: last column = col0 + col1
+    auto at = [&](int64_t b, int i, int j) -> T& {
+      const int64_t idx = row_major ? int64_t{i} * cols + j : int64_t{j} * rows + i;
+      return m[static_cast<size_t>(b * rows * cols + idx)];
+    };
+    for (int64_t b = 0; b < count; ++b)
+      for (int i = 0; i < rows; ++i) at(b, i, cols - 1) = at(b, i, 0) + at(b, i, 1);
+  }
   return m;
 }
 
@@ -166,6 +174,13 @@ TEST(CudaSvdJacobiBatched, RankDeficientAndZeroCompleteU) {
   case_<float>(3, 40, 40, true, Kind::rank_deficient, kF);
   case_<double>(3, 50, 37, true, Kind::rank_deficient, kD);
   case_<double>(2, 20, 20, true, Kind::zero, kD);
+}
+// One missing direction in a square matrix: no unit vector e_r is mostly uncovered by the other
+// columns (each |U[r, missing]| is about 1/sqrt(n)), so the completion must pick the best row.
+TEST(CudaSvdJacobiBatched, SquareRankOneShortCompletesU) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU";
+  case_<float>(4, 128, 128, true, Kind::last_column_dependent, kF);
+  case_<double>(4, 96, 96, false, Kind::last_column_dependent, kD);
 }
 TEST(CudaSvdJacobiBatched, OneByOneAndOneColumn) {
   if (!have_gpu()) GTEST_SKIP() << "no GPU";

@@ -197,36 +197,52 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
     // Orthonormal completion of the columns with (numerically) zero sigma: one warp, in rank
-    // order, Gram-Schmidt (twice) of unit vectors e_r against the columns accepted so far.
+    // order. Each such column becomes the unit vector e_r least covered by the columns accepted
+    // so far (largest 1 - sum_k U[r,k]^2, at least (rows - accepted) / rows), orthogonalized
+    // against them by Gram-Schmidt twice and normalized.
     if (u && warp == 0 && sigma[order[cols - 1]] <= small) {
-      int next_r = 0;
       for (int rk = 0; rk < cols; ++rk) {
         const int j = order[rk];
         if (sigma[j] > small && sigma[j] > T(0)) continue;
-        T* gj = g + static_cast<int64_t>(j) * rows;
-        for (; next_r < rows; ++next_r) {
-          for (int i = lane; i < rows; i += 32) gj[i] = (i == next_r) ? T(1) : T(0);
-          __syncwarp();
-          for (int pass = 0; pass < 2; ++pass) {
-            for (int rk2 = 0; rk2 < rk; ++rk2) {
-              const T* gi = g + static_cast<int64_t>(order[rk2]) * rows;
-              T d = 0;
-              for (int i = lane; i < rows; i += 32) d += gi[i] * gj[i];
-              d = warp_sum(d);
-              for (int i = lane; i < rows; i += 32) gj[i] -= d * gi[i];
-              __syncwarp();
-            }
+        T best = -1;
+        int best_r = 0;
+        for (int i = lane; i < rows; i += 32) {
+          T covered = 0;
+          for (int rk2 = 0; rk2 < rk; ++rk2) {
+            const T x = g[static_cast<int64_t>(order[rk2]) * rows + i];
+            covered += x * x;
           }
-          T nrm = 0;
-          for (int i = lane; i < rows; i += 32) nrm += gj[i] * gj[i];
-          nrm = sqrt(warp_sum(nrm));
-          if (nrm > T(0.5)) {
-            for (int i = lane; i < rows; i += 32) gj[i] /= nrm;
-            __syncwarp();
-            ++next_r;
-            break;
+          if (T(1) - covered > best) {
+            best = T(1) - covered;
+            best_r = i;
           }
         }
+        for (int o = 16; o > 0; o >>= 1) {  // argmax over the warp, smallest row on ties
+          const T ob = __shfl_xor_sync(0xffffffffu, best, o);
+          const int orr = __shfl_xor_sync(0xffffffffu, best_r, o);
+          if (ob > best || (ob == best && orr < best_r)) {
+            best = ob;
+            best_r = orr;
+          }
+        }
+        T* gj = g + static_cast<int64_t>(j) * rows;
+        for (int i = lane; i < rows; i += 32) gj[i] = (i == best_r) ? T(1) : T(0);
+        __syncwarp();
+        for (int pass = 0; pass < 2; ++pass) {
+          for (int rk2 = 0; rk2 < rk; ++rk2) {
+            const T* gi = g + static_cast<int64_t>(order[rk2]) * rows;
+            T d = 0;
+            for (int i = lane; i < rows; i += 32) d += gi[i] * gj[i];
+            d = __shfl_sync(0xffffffffu, warp_sum(d), 0);
+            for (int i = lane; i < rows; i += 32) gj[i] -= d * gi[i];
+            __syncwarp();
+          }
+        }
+        T nrm = 0;
+        for (int i = lane; i < rows; i += 32) nrm += gj[i] * gj[i];
+        nrm = __shfl_sync(0xffffffffu, sqrt(warp_sum(nrm)), 0);
+        for (int i = lane; i < rows; i += 32) gj[i] /= nrm;
+        __syncwarp();
       }
     }
     __syncthreads();
