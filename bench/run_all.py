@@ -351,7 +351,7 @@ def device_slug(name):
 # script takes --summary PATH (appends its summary lines) and --json PATH, except sparse_direct,
 # whose summary lines are the printed ones starting "sparse direct".
 OTHER_BENCHES = {
-    "linalg": ("bench_linalg.py", [], ["--quick"], 240),
+    "linalg": ("bench_linalg.py", [], ["--quick"], 300),
     "sparse_products": ("bench_sparse_products.py", [], ["--small"], 120),
     "sparse_direct": ("bench_sparse_direct.py", ["--m", "1000"], ["--m", "300"], 150),
     "sparse_iterative": ("bench_sparse_iterative.py", [], ["--quick"], 150),
@@ -371,6 +371,8 @@ def run_other(bench, args, log):
     if bench == "sparse_direct":
         cmd += ["--out", args.results_dir]
     else:
+        if bench == "linalg":
+            cmd += ["--results-dir", args.results_dir]
         cmd += ["--summary", summary_path, "--json", os.path.join(args.out, f"bench_{bench}.json")]
         if os.path.exists(summary_path):
             os.remove(summary_path)

@@ -335,7 +335,7 @@ stage_bench() {
   local rc=0 dir=$BUILD/bench-out f
   rm -rf "$dir"
   mkdir -p "$dir"
-  local args=(--out "$dir" --timeout $(( LIMIT > 60 ? LIMIT - 30 : LIMIT )))
+  local args=(--out "$dir" --results-dir "$dir" --timeout $(( LIMIT > 60 ? LIMIT - 30 : LIMIT )))
   [[ -x $BUILD/bench/matmul_overhead ]] && args+=(--cpp-bin "$BUILD/bench/matmul_overhead")
   timeout "$LIMIT" $PY "$ROOT/bench/run_all.py" "${args[@]}" ${BENCH_ARGS:-} || rc=$?
   for f in "$dir"/*; do
