@@ -6,7 +6,8 @@
 Side by side: gpula's CPU DirectSolver (SuiteSparse UMFPACK) first solve (plan + factorize +
 solve) and refactorize + solve, scipy.sparse.linalg.spsolve (run ONCE: it is slow at n = 1e6,
 12.3 s measured on the H200 host; skipped past --scipy-timeout via a child process), and
-cupyx.scipy.sparse.linalg.spsolve when CuPy and a GPU are present (CUDA events), and gpula's
+cupyx.scipy.sparse.linalg.spsolve when CuPy and a GPU are present (CUDA events, in a spawned
+process stopped after --cupyx-timeout), and gpula's
 DirectSolver on CuPy operands (cuDSS): first solve and refactorize + solve.
 Timing: wall clock (perf_counter) on the host, median of --repeats after one warm-up where the
 call is cheap enough. Writes a dated markdown table to DIR and prints summary lines. Never asserts.
@@ -76,28 +77,48 @@ def time_gpula_cpu(a, b, repeats):
     return first, statistics.median(refac), resid
 
 
-def time_cupyx(a, b, repeats):
+def _cupyx_child(m, repeats, q):
     try:
         import cupy as cp
         import cupyx.scipy.sparse as csp
         import cupyx.scipy.sparse.linalg as cspla
 
         if cp.cuda.runtime.getDeviceCount() == 0:
-            return None
+            q.put(None)
+            return
     except Exception:
-        return None
+        q.put(None)
+        return
+    a = poisson(m)
     da = csp.csr_matrix(a)
-    db = cp.asarray(b)
-    cspla.spsolve(da, db)  # warm-up
+    db = cp.asarray(np.ones(a.shape[0]))
     times = []
-    for _ in range(repeats):
+    for _ in range(repeats + 1):  # the first is the warm-up
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         start.record()
         cspla.spsolve(da, db)
         stop.record()
         stop.synchronize()
         times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
-    return statistics.median(times)
+        q.put(statistics.median(times[1:]) if len(times) > 1 else times[0])
+
+
+def time_cupyx(m, repeats, timeout):
+    """cupyx's spsolve in a fresh (spawned) process, stopped after `timeout` seconds: the median
+    of the timed repeats, or the warm-up call's time when only it finished, or None."""
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_cupyx_child, args=(m, repeats, q))
+    p.start()
+    p.join(timeout)
+    timed_out = p.is_alive()
+    if timed_out:
+        p.terminate()
+        p.join()
+    last = None
+    while not q.empty():
+        last = q.get()
+    return last, timed_out
 
 
 def time_gpula_gpu(a, b, repeats):
@@ -153,15 +174,25 @@ def main(argv=None):
     p.add_argument("--m", type=int, default=1000, help="grid side: n = m * m")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--scipy-timeout", type=float, default=40.0)
+    p.add_argument("--cupyx-timeout", type=float, default=40.0)
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     a = poisson(args.m)
     n, nnz = a.shape[0], a.nnz
     b = np.ones(n)
-    first, refac, resid = time_gpula_cpu(a, b, args.repeats)
-    t_scipy, r_scipy = time_scipy_once(args.m, args.scipy_timeout)
-    t_cupyx = time_cupyx(a, b, args.repeats)
+    t0 = time.perf_counter()
+
+    def progress(what):
+        print(f"  [{time.perf_counter() - t0:6.1f} s] {what}", flush=True)
+
     g = time_gpula_gpu(a, b, args.repeats)
+    progress(f"gpula GPU (cuDSS): {g}")
+    first, refac, resid = time_gpula_cpu(a, b, args.repeats)
+    progress(f"gpula CPU: first {first:.3f} s, refactorize+solve {refac:.3f} s")
+    t_scipy, r_scipy = time_scipy_once(args.m, args.scipy_timeout)
+    progress(f"scipy spsolve: {t_scipy}")
+    t_cupyx, cupyx_timed_out = time_cupyx(args.m, args.repeats, args.cupyx_timeout)
+    progress(f"cupyx spsolve: {t_cupyx}{' (stopped at the timeout)' if cupyx_timed_out else ''}")
     date = datetime.date.today().isoformat()
 
     def fmt(t):
@@ -172,7 +203,9 @@ def main(argv=None):
         ("gpula CPU refactorize+solve (median)", refac, f"{refac / first:.2f} of the first solve"),
         ("scipy.sparse.linalg.spsolve (once)", t_scipy,
          "timed out" if t_scipy is None else f"residual {r_scipy:.1e}"),
-        ("cupyx.scipy.sparse.linalg.spsolve (median)", t_cupyx, "" if t_cupyx else "no CuPy/GPU"),
+        ("cupyx.scipy.sparse.linalg.spsolve (median)", t_cupyx,
+         f"stopped after {args.cupyx_timeout:.0f} s" + (" (time of the calls that finished)" if t_cupyx else "")
+         if cupyx_timed_out else ("" if t_cupyx else "no CuPy/GPU")),
         ("gpula GPU (cuDSS) plan+factorize+solve (median)", g and g[0],
          f"residual {g[2]:.1e}" if g else "no GPU or no cuDSS"),
         ("gpula GPU (cuDSS) refactorize+solve (median)", g and g[1],
