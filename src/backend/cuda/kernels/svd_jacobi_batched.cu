@@ -7,8 +7,7 @@
 namespace gpula::detail::cuda {
 namespace {
 
-constexpr int kWarps = 8;
-constexpr int kThreads = kWarps * 32;
+constexpr int kMaxThreads = 1024;  // one warp per column pair of a step, up to 32 warps
 constexpr int kMaxCols = 512;  // bounds the per-column arrays below
 
 template <class T>
@@ -48,7 +47,7 @@ __device__ void index_pair(int e, int rows, int cols, bool i_fast, int* i, int* 
 __device__ int player(int p, int s, int n2) { return p == 0 ? 0 : 1 + (p - 1 + s) % (n2 - 1); }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kMaxThreads)
     svd_jacobi_kernel(const T* __restrict__ m, Strided3 m_st, int64_t count, int rows, int cols,
                       T* __restrict__ u, Strided3 u_st, T* __restrict__ s_out, T* __restrict__ v,
                       Strided3 v_st, int32_t* __restrict__ info, int max_sweeps) {
@@ -61,18 +60,19 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ int bad;
   __shared__ T frob2;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int nthreads = static_cast<int>(blockDim.x), nwarps = nthreads >> 5;
   const int n2 = cols + (cols & 1);
   const T eps = Eps<T>::value;
   const T tol = sqrt(static_cast<T>(rows)) * eps;
 
   for (int64_t b = blockIdx.x; b < count; b += gridDim.x) {
     const T* mb = m + b * m_st.batch;
-    for (int e = threadIdx.x; e < rows * cols; e += kThreads) {
+    for (int e = threadIdx.x; e < rows * cols; e += nthreads) {
       int i, j;
       index_pair(e, rows, cols, row_fast(m_st), &i, &j);
       g[static_cast<int64_t>(j) * rows + i] = mb[i * m_st.row + j * m_st.col];
     }
-    for (int e = threadIdx.x; e < cols * cols; e += kThreads)
+    for (int e = threadIdx.x; e < cols * cols; e += nthreads)
       vv[e] = (e % cols == e / cols) ? T(1) : T(0);
     if (threadIdx.x == 0) {
       bad = 0;
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     {
       T part = 0;
-      for (int e = threadIdx.x; e < rows * cols; e += kThreads) part += g[e] * g[e];
+      for (int e = threadIdx.x; e < rows * cols; e += nthreads) part += g[e] * g[e];
       part = warp_sum(part);
       if (lane == 0) atomicAdd(&frob2, part);
     }
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kThreads)
       __syncthreads();
       int mine = 0;
       for (int step = 0; step < n2 - 1; ++step) {
-        for (int k = warp; k < n2 / 2; k += kWarps) {
+        for (int k = warp; k < n2 / 2; k += nwarps) {
           int p = player(k, step, n2), q = player(n2 - 1 - k, step, n2);
           if (p >= cols || q >= cols) continue;  // the padding column of an odd count
           if (p > q) {
@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(kThreads)
     }
 
     // Singular values (column norms), NaN check, descending order (rank by comparison).
-    for (int j = warp; j < cols; j += kWarps) {
+    for (int j = warp; j < cols; j += nwarps) {
       const T* gj = g + static_cast<int64_t>(j) * rows;
       T acc = 0;
       for (int i = lane; i < rows; i += 32) acc += gj[i] * gj[i];
@@ -167,17 +167,17 @@ __global__ void __launch_bounds__(kThreads)
     T* sb = s_out + b * static_cast<int64_t>(cols);
     if (failed) {
       const T nan = T(NAN);
-      for (int j = threadIdx.x; j < cols; j += kThreads) sb[j] = nan;
+      for (int j = threadIdx.x; j < cols; j += nthreads) sb[j] = nan;
       if (u)
-        for (int e = threadIdx.x; e < rows * cols; e += kThreads)
+        for (int e = threadIdx.x; e < rows * cols; e += nthreads)
           u[b * u_st.batch + (e % rows) * u_st.row + (e / rows) * u_st.col] = nan;
       if (v)
-        for (int e = threadIdx.x; e < cols * cols; e += kThreads)
+        for (int e = threadIdx.x; e < cols * cols; e += nthreads)
           v[b * v_st.batch + (e % cols) * v_st.row + (e / cols) * v_st.col] = nan;
       __syncthreads();
       continue;
     }
-    for (int j = threadIdx.x; j < cols; j += kThreads) {
+    for (int j = threadIdx.x; j < cols; j += nthreads) {
       int r = 0;
       for (int i = 0; i < cols; ++i)
         r += (sigma[i] > sigma[j]) || (sigma[i] == sigma[j] && i < j);
@@ -186,9 +186,9 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     const T smax = sigma[order[0]];
     const T small = static_cast<T>(rows) * eps * smax;
-    for (int j = threadIdx.x; j < cols; j += kThreads) sb[j] = sigma[order[j]];
+    for (int j = threadIdx.x; j < cols; j += nthreads) sb[j] = sigma[order[j]];
     // Left vectors: normalize the well-separated columns in place.
-    for (int j = warp; j < cols; j += kWarps) {
+    for (int j = warp; j < cols; j += nwarps) {
       if (sigma[j] > small && sigma[j] > T(0)) {
         T* gj = g + static_cast<int64_t>(j) * rows;
         const T inv = T(1) / sigma[j];
@@ -247,14 +247,14 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
     if (u)
-      for (int e = threadIdx.x; e < rows * cols; e += kThreads) {
+      for (int e = threadIdx.x; e < rows * cols; e += nthreads) {
         int i, r;
         index_pair(e, rows, cols, row_fast(u_st), &i, &r);
         u[b * u_st.batch + i * u_st.row + r * u_st.col] =
             g[static_cast<int64_t>(order[r]) * rows + i];
       }
     if (v)
-      for (int e = threadIdx.x; e < cols * cols; e += kThreads) {
+      for (int e = threadIdx.x; e < cols * cols; e += nthreads) {
         int i, r;
         index_pair(e, cols, cols, row_fast(v_st), &i, &r);
         v[b * v_st.batch + i * v_st.row + r * v_st.col] =
@@ -288,7 +288,12 @@ void svd_jacobi_batched(const T* m, Strided3 m_st, int64_t count, int rows, int 
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    static_cast<int>(bytes)));
   const unsigned grid = static_cast<unsigned>(count < 65535 ? count : 65535);
-  svd_jacobi_kernel<T><<<grid, kThreads, bytes, stream>>>(m, m_st, count, rows, cols, u, u_st, s,
+  // A warp per pair of a step (cols / 2 rounded up), at least 4 and at most 32 warps: the
+  // shared memory of one item usually allows one block per SM, so the block itself must hold
+  // the parallelism.
+  const int pairs = (cols + 1) / 2;
+  const int warps = pairs < 4 ? 4 : pairs > 32 ? 32 : pairs;
+  svd_jacobi_kernel<T><<<grid, warps * 32, bytes, stream>>>(m, m_st, count, rows, cols, u, u_st, s,
                                                           v, v_st, info, max_sweeps);
   GPULA_CHECK("linalg.svd", cudaGetLastError());
 }
