@@ -42,6 +42,23 @@ def test_svd_topk_matches_full(dt, shape):
     np.testing.assert_array_equal(a, a0)
 
 
+@pytest.mark.parametrize("dt", DTYPES)
+def test_svd_topk_rank_deficient_and_zero(dt):
+    # k above the rank: the shifted CholeskyQR still gives an orthonormal U; a zero matrix
+    # (a singular Gram matrix even after the shift) takes the Householder QR fallback.
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((80, 4)) @ rng.standard_normal((4, 50))).astype(dt)
+    k = 8
+    u, s, vh = svd_topk(a, k=k)
+    ref = np.linalg.svd(a.astype(np.complex128), compute_uv=False)[:k]
+    np.testing.assert_allclose(s, ref, atol=_tol(dt) * ref[0])
+    np.testing.assert_allclose(u.conj().T @ u, np.eye(k), atol=_tol(dt) * 10)
+    assert np.linalg.norm(a - (u * s) @ vh) <= _tol(dt) * 10 * ref[0]
+    u0, s0, vh0 = svd_topk(np.zeros((30, 20), dt), k=3)
+    np.testing.assert_array_equal(s0, np.zeros(3))
+    np.testing.assert_allclose(u0.conj().T @ u0, np.eye(3), atol=_tol(dt) * 10)
+
+
 def test_svd_topk_batched_values_only_and_full_k():
     rng = np.random.default_rng(1)
     a = _decaying(rng, 20, 12, np.float64, batch=(3,))
