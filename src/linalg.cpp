@@ -212,7 +212,15 @@ Factor solve_impl(LinalgExec& x, const TensorView& a, int64_t n, const TensorVie
   }
   const auto& be = x.backend();
   const auto call = x.call();
-  const bool refine = o.assume_a == Assume::gen && o.refine != Refine::none;
+  // Refinement runs only where it factors in a precision below the data's: automatic is the
+  // plain solve (see Refine in linalg.h), as is f32 for float32/complex64 data.
+  const bool single = t == DType::f32 || t == DType::c64;
+  const bool refine = o.assume_a == Assume::gen && o.refine != Refine::none &&
+                      o.refine != Refine::automatic && !(o.refine == Refine::f32 && single);
+  if (o.assume_a == Assume::gen && o.refine != Refine::none && !refine) {
+    log(LogLevel::debug, detail::cat("[", x.op(), "] refine: the plain LU solve in working precision"),
+        o.logger);
+  }
   Tensor wa;
   const SquareBatch A = stage_matrices(x, p, t, refine, wa);
   Tensor finfo = p.map == Map::fold ? x.empty({1}, DType::i32) : info;

@@ -286,7 +286,7 @@ class CudaLinalg final : public LinalgBackend {
     const cusolverPrecType_t main = is_complex(a.dtype) ? (dbl ? CUSOLVER_C_64F : CUSOLVER_C_32F)
                                                         : (dbl ? CUSOLVER_R_64F : CUSOLVER_R_32F);
     const cusolverPrecType_t lowest = lowest_precision(a.dtype, refine);
-    if (lowest == main) {  // nothing lower to factor in: the plain solve
+    if (lowest == main) {  // nothing lower to factor in (the front routes these to getrf/getrs)
       note(c, "refinement to working precision: plain LU solve");
       GPULA_CHECK(c.op, cudaMemcpyAsync(x.data, b.data, item_bytes(b) * b.count,
                                         cudaMemcpyDeviceToDevice, raw(c)));
