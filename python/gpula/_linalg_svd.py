@@ -1,8 +1,8 @@
 """gpula.linalg.svd / svdvals: singular value decomposition (see gpula._linalg for the common
 conventions and keyword arguments).
 
-CPU: LAPACK ?gesdd for every method. GPU (cuSOLVER): ``method`` picks the routine; "auto" is
-gesvdj (gesvdjBatched for batches of m, n <= 32). ``k=`` computes only the k largest
+CPU: LAPACK ?gesdd for every method but "gram". GPU (cuSOLVER): ``method`` picks the routine
+(see :func:`svd` for what "auto" takes). ``k=`` computes only the k largest
 singular triplets through gpula._linalg_topk.svd_topk (randomized).
 """
 
@@ -15,8 +15,9 @@ import numpy as np
 from . import _gpula
 from ._gpula import InvalidArgument
 from ._linalg import _bool, _Call, _with_info
+from ._linalg_svd_gram import svd_gram, wants_gram
 
-_METHODS = ("auto", "gesvd", "gesvdj", "gesvdp", "gesvda", "jacobi_batched")
+_METHODS = ("auto", "gesvd", "gesvdj", "gesvdp", "gesvda", "jacobi_batched", "gram")
 
 
 def _method(op: str, method: Any) -> str:
@@ -93,13 +94,19 @@ def svd(
     Unlike NumPy, ``full_matrices`` defaults to False; True gives the square unitary ``u``
     ``(..., m, m)`` and ``vh`` ``(..., n, n)``. Singular vector signs/phases are the solver's.
 
-    ``method`` (GPU only; the CPU always runs LAPACK ?gesdd): "auto" (gesvdjBatched for
-    batches of m, n <= 32, "jacobi_batched" for other real batches that fit it, else gesvdj),
+    ``method`` (GPU only, but "gram"; the CPU runs LAPACK ?gesdd): "auto" (gesvdjBatched for
+    batches of m, n <= 32, "jacobi_batched" for other real batches that fit it, gesvdj for
+    single matrices with min(m, n) < 1024, see below for larger ones),
     "gesvd" (QR iteration), "gesvdj" (Jacobi), "gesvdp" (polar decomposition; may perturb
     singular values near zero), "gesvda" (approximate, through a^H a; economy u/vh only, so
     full_matrices=True with m != n raises gl.NotSupported), "jacobi_batched" (gpula's batched
     one-sided Jacobi kernel, one matrix per thread block in shared memory: real batches up to
-    about 128 x 128 float32 / 90 x 90 float64; gl.NotSupported otherwise).
+    about 128 x 128 float32 / 90 x 90 float64; gl.NotSupported otherwise), "gram" (float32 /
+    complex64 on any device: float64 eigh of a^H a, accepted only where its accuracy matches
+    the float32 reference, else rerun as "gesvd"; see gpula._linalg_svd_gram). On a GPU, "auto"
+    is "gram" for float32/complex64 matrices with min(m, n) >= 1024 (economy or square; not
+    with check_info=False, device, fallback or stream) and gesvd for other single matrices of
+    that size.
     A solver that does not converge raises gl.LinAlgError (naming the batch index) unless
     ``check_info=False``, which returns ``(result, info)``. NaN or Inf input gives NaN
     results (or that LinAlgError), never a crash.
@@ -123,10 +130,42 @@ def svd(
     uv = _bool("svd", "compute_uv", compute_uv)
     if k is not None:
         return _topk(a, k, full, uv, method, check_info, device, fallback, stream)
+    if _gram(a, full, method, check_info, device, fallback, stream):
+        return svd_gram(a, full, uv, lambda x: svd(x, full, uv, method="gesvd"))
     call = _Call("svd", a, check_info, device, fallback, stream)
     u, s, vh, info = _gpula.linalg_svd(call.pkg.export(a), full, uv, method, **call.kwargs)
     value = (call.out(u), call.out(s), call.out(vh)) if uv else call.out(s)
     return _with_info(call, value, info)
+
+
+def _gram(a: Any, full: bool, method: str, check_info: Any, device: Any, fallback: Any,
+          stream: Any) -> bool:
+    """Whether this call runs gpula._linalg_svd_gram: method="gram", or "auto" on a large
+    single-precision GPU matrix (without check_info=False, device, fallback or stream)."""
+    plain = _bool("svd", "check_info", check_info) and device is None and fallback is None
+    plain = plain and stream is None
+    if method == "auto":
+        return plain and wants_gram(a, full)
+    if method != "gram":
+        return False
+    name = str(getattr(a, "dtype", "")).replace("torch.", "")
+    if name not in ("float32", "complex64"):
+        raise InvalidArgument(
+            f"[linalg.svd] method 'gram' takes float32 or complex64 a, got {name or type(a)}"
+        )
+    if len(a.shape) < 2:
+        raise InvalidArgument(f"[linalg.svd] a: expected (..., m, n), got shape {tuple(a.shape)}")
+    if full and a.shape[-2] != a.shape[-1]:
+        raise InvalidArgument(
+            "[linalg.svd] method 'gram' computes economy u and vh only; full_matrices=True "
+            f"needs a square a, got shape {tuple(a.shape)}"
+        )
+    if not plain:
+        raise InvalidArgument(
+            "[linalg.svd] method 'gram' cannot be combined with check_info=False, device, "
+            "fallback or stream: it runs where the data lives, on the caller's current stream"
+        )
+    return True
 
 
 def svdvals(
@@ -147,6 +186,8 @@ def svdvals(
         array([2., 1.])
     """
     method = _method("svdvals", method)
+    if _gram(a, False, method, check_info, device, fallback, stream):
+        return svd_gram(a, False, False, lambda x: svdvals(x, method="gesvd"))
     call = _Call("svdvals", a, check_info, device, fallback, stream)
     _, s, _, info = _gpula.linalg_svd(call.pkg.export(a), False, False, method, **call.kwargs)
     return _with_info(call, call.out(s), info)

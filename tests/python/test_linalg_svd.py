@@ -178,6 +178,60 @@ def test_gpu_gesvda_full_matrices_is_not_supported(rng):
         gl.linalg.svd(a, full_matrices=True, method="gesvda", device="cuda")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@pytest.mark.parametrize("shape", [(60, 40), (40, 60), (3, 30, 30)])
+def test_gram_method_matches_numpy(xp, rng, dtype, shape):
+    # float64 eigh of a^H a, on every package and device; accurate to the float32 reference.
+    a, a64 = _random(rng, shape, dtype)
+    x = xp.asarray(a)
+    u, s, vh = gl.linalg.svd(x, method="gram")
+    k = min(shape[-2:])
+    xp.empty_like_check(u, dtype, shape[:-1] + (k,))
+    xp.empty_like_check(s, REAL[dtype], shape[:-2] + (k,))
+    xp.empty_like_check(vh, dtype, shape[:-2] + (k, shape[-1]))
+    check_svd(a64, u, s, vh, TOL[dtype], False)
+    if shape[-1] == shape[-2]:
+        u, s, vh = gl.linalg.svd(x, full_matrices=True, method="gram")
+        check_svd(a64, u, s, vh, TOL[dtype], True)
+    s2 = gl.linalg.svdvals(x, method="gram")
+    np.testing.assert_allclose(to_np64(s2), np.linalg.svd(a64, compute_uv=False),
+                               atol=TOL[dtype] * max(shape) * np.abs(a64).max() * 10)
+
+
+def test_gram_method_falls_back_on_rank_deficient_and_nan(rng, caplog):
+    # A sigma below n eps64 / eps32 of sigma_1 (here exactly 0) fails the accuracy test: the
+    # call reruns as gesvd (logged) and still returns an orthonormal u.
+    a = (rng.standard_normal((50, 3)) @ rng.standard_normal((3, 20))).astype(np.float32)
+    with caplog.at_level("INFO", logger="gpula"):
+        u, s, vh = gl.linalg.svd(a, method="gram")
+    assert "rerunning with gesvd" in caplog.text
+    check_svd(a.astype(np.float64), u, s, vh, TOL["float32"], False)
+    bad = np.full((8, 8), np.nan, np.float32)
+    assert np.isnan(gl.linalg.svdvals(bad, method="gram")).all()
+
+
+@pytest.mark.gpu
+def test_gpu_auto_on_large_float32_takes_gram(rng, caplog):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA torch")
+    a, a64 = _random(rng, (1100, 1024), "float32")
+    with caplog.at_level("DEBUG", logger="gpula"):
+        u, s, vh = gl.linalg.svd(torch.as_tensor(a, device="cuda"))
+    assert "method gram" in caplog.text
+    assert u.is_cuda and u.dtype == torch.float32
+    check_svd(a64, u.cpu().numpy(), s.cpu().numpy(), vh.cpu().numpy(), TOL["float32"], False)
+
+
+def test_gram_method_errors():
+    with pytest.raises(gl.InvalidArgument, match="method 'gram' takes float32 or complex64"):
+        gl.linalg.svd(np.eye(4), method="gram")
+    with pytest.raises(gl.InvalidArgument, match="economy u and vh only"):
+        gl.linalg.svd(np.ones((5, 3), np.float32), full_matrices=True, method="gram")
+    with pytest.raises(gl.InvalidArgument, match="cannot be combined with check_info=False"):
+        gl.linalg.svd(np.eye(4, dtype=np.float32), method="gram", check_info=False)
+
+
 def _random(rng, shape, dtype):
     x = rng.standard_normal(shape)
     if dtype.startswith("complex"):

@@ -1,0 +1,115 @@
+"""SVD of float32 / complex64 matrices through the float64 eigendecomposition of a^H a
+(gpula.linalg.svd(method="gram"), and method="auto" for large GPU matrices).
+
+For tall a (m >= n; a wide a is handled as a^H): a64 = a in float64 (complex128), G = a64^H a64
+(gpula matmul), G = V diag(w) V^H (gpula eigh, float64), sigma = sqrt(w), u = a64 V / sigma,
+every step where the data lives; then u, sigma, V^H rounded to the input's precision.
+
+Accuracy. eigh's eigenvalue errors are about n eps64 ||a||^2, so sigma_i is off by about
+n eps64 ||a||^2 / (2 sigma_i): below the float32 reference routine's eps32 ||a|| as long as
+sigma_i / sigma_1 >= n eps64 / eps32 (4096 x 4096: 7.6e-6). The result is accepted only when the
+smallest singular value passes that test (one host read of the n eigenvalues); otherwise, for
+nearly rank-deficient input, NaN or Inf, the call reruns as method="gesvd" and logs it, so the
+method never returns less accuracy than the reference routine.
+
+Cost: two n x n x m matmuls and one n x n eigh in float64, against cuSOLVER's float32 QR
+iteration or Jacobi on the whole m x n matrix; see bench/results for the measured times.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+_log = logging.getLogger("gpula")
+
+# method="auto" takes this path for GPU matrices whose smaller side is at least this.
+AUTO_MIN_N = 1024
+
+
+def _astype(x: Any, dt: np.dtype) -> Any:
+    mod = type(x).__module__.split(".")[0]
+    if mod == "torch":
+        import torch
+
+        return x.to(getattr(torch, dt.name))
+    return x.astype(dt)
+
+
+def _flip_last(x: Any) -> Any:
+    """x reversed along its last axis (a copy)."""
+    mod = type(x).__module__.split(".")[0]
+    if mod == "torch":
+        return x.flip(-1)
+    return x[..., ::-1].copy()
+
+
+def on_gpu(a: Any) -> bool:
+    mod = type(a).__module__.split(".")[0]
+    if mod == "torch":
+        return bool(a.is_cuda)
+    return mod == "cupy"
+
+
+def wants_gram(a: Any, full: bool) -> bool:
+    """Whether method="auto" takes this path for a: a single-precision GPU matrix (or batch)
+    whose smaller side is at least AUTO_MIN_N, economy or square."""
+    if len(a.shape) < 2 or not on_gpu(a):
+        return False
+    m, n = int(a.shape[-2]), int(a.shape[-1])
+    name = str(a.dtype).replace("torch.", "")
+    return name in ("float32", "complex64") and min(m, n) >= AUTO_MIN_N and (not full or m == n)
+
+
+def svd_gram(a: Any, full: bool, compute_uv: bool, fallback: Any) -> Any:
+    """(u, s, vh) or s of float32/complex64 a; `fallback(a)` computes the result another way
+    when the accuracy test fails (see the module docstring)."""
+    from ._linalg_topk import _adj, _contig
+
+    m, n = int(a.shape[-2]), int(a.shape[-1])
+    if full and m != n:
+        raise ValueError("full_matrices=True needs a square matrix for method='gram'")
+    r = _tall(a if m >= n else _contig(_adj(a)), compute_uv)
+    if r is None:
+        return fallback(a)
+    if not compute_uv or m >= n:
+        return r
+    u, s, vh = r
+    return _contig(_adj(vh)), s, _contig(_adj(u))
+
+
+def _tall(a: Any, compute_uv: bool) -> Any:
+    """svd_gram of tall a, or None when the accuracy test fails."""
+    from ._linalg_eigh import eigh, eigvalsh
+    from ._linalg_topk import _adj, _contig, _like, _mm, _to_host
+
+    n = int(a.shape[-1])
+    single = np.dtype(str(a.dtype).replace("torch.", ""))
+    wide = np.dtype(np.complex128 if single.kind == "c" else np.float64)
+    a64 = _astype(a, wide)
+    g = _mm(_contig(_adj(a64)), a64)
+    if compute_uv:
+        w, v = eigh(g)
+    else:
+        w, v = eigvalsh(g), None
+    wh = _to_host(w)  # ascending
+    tau = n * np.finfo(np.float64).eps / np.finfo(np.float32).eps
+    wmax, wmin = wh[..., -1], wh[..., 0]
+    if not (np.all(np.isfinite(wh)) and np.all(wmax > 0) and np.all(wmin >= tau**2 * wmax)):
+        _log.info(
+            "[linalg.svd] method gram: smallest sigma below %.1e sigma_1 (or not finite); "
+            "rerunning with gesvd",
+            tau,
+        )
+        return None
+    s_host = np.sqrt(wh[..., ::-1])
+    s = _like(a, np.ascontiguousarray(s_host.astype(np.float32)))
+    if not compute_uv:
+        return s
+    v = _flip_last(v)
+    inv_s = _like(a64, np.ascontiguousarray((1.0 / s_host)[..., None, :]))
+    u = _mm(a64, v) * inv_s
+    _log.debug("[linalg.svd] method gram: float64 eigh of a^H a, n=%d", n)
+    return _astype(u, single), s, _contig(_adj(_astype(v, single)))
