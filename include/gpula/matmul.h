@@ -144,7 +144,11 @@ class Matmul {
   AlgorithmInfo autotune(int iterations = 3, Stream stream = {});
   /// Runs into gpula-allocated outputs. Does not block on device data.
   MatmulResult execute(Stream stream = {});
-  /// Runs into caller-provided contiguous outputs matching output_specs().
+  /// Runs into caller-provided contiguous outputs matching output_specs(). On a GPU, the
+  /// second call in a row with the same outputs, operands and (non-default) stream captures
+  /// the cuBLASLt call into a CUDA graph and later such calls replay it (one cudaGraphLaunch:
+  /// the per-call cost of small products); the graph reads the operands' current contents.
+  /// A stream the caller is capturing gets the plain call, as part of the caller's graph.
   void execute(const MatmulOutputs& outputs, Stream stream = {});
   /// Swaps operands of the same layout without re-planning.
   void reset_operands(const OperandUpdate& update);

@@ -266,6 +266,7 @@ class CublasLtPlan final : public MatmulBackendPlan {
   }
 
   ~CublasLtPlan() override {
+    if (graph_) GPULA_CHECK_NOTHROW(cudaGraphExecDestroy(graph_));
     if (desc_) GPULA_CHECK_NOTHROW(cublasLtMatmulDescDestroy(desc_));
     if (scales_) GPULA_CHECK_NOTHROW(cudaFree(scales_));
   }
@@ -273,8 +274,50 @@ class CublasLtPlan final : public MatmulBackendPlan {
   std::vector<AlgorithmInfo> candidates() const override { return infos_; }
   AlgorithmInfo chosen() const override { return infos_[chosen_]; }
 
+  // The second execute in a row with the same operands, stream, algorithm and workspace is
+  // captured into a CUDA graph, and every later such execute replays it (one cudaGraphLaunch
+  // instead of cuBLASLt's host work: the per-call cost of small planned products). Anything
+  // else runs cublasLtMatmul directly: other operands (the function form's rebinding), the
+  // legacy default stream (it cannot be captured), or a stream that the caller is capturing
+  // (the call then becomes part of the caller's graph).
   void execute(const MatmulBuffers& buf, Stream stream) override {
-    run(chosen_, buf, static_cast<cudaStream_t>(stream.handle));
+    auto s = static_cast<cudaStream_t>(stream.handle);
+    const cublasLtMatmulHeuristicResult_t& r = algos_[chosen_];
+    void* ws = r.workspaceSize ? context(device_).workspace(s, r.workspaceSize) : nullptr;
+    const GraphKey key{buf, s, chosen_, ws};
+    const bool again = has_last_ && key == last_;
+    last_ = key;
+    has_last_ = true;
+    if (!again || !capturable(s)) {
+      run(chosen_, buf, s);
+      return;
+    }
+    if (graph_ && key == graph_key_) {
+      GPULA_CHECK(kOp, cudaGraphLaunch(graph_, s));
+      return;
+    }
+    if (graph_) {
+      GPULA_CHECK(kOp, cudaGraphExecDestroy(graph_));
+      graph_ = nullptr;
+    }
+    cudaGraph_t g = nullptr;
+    GPULA_CHECK(kOp, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    try {
+      run(chosen_, buf, s);  // recorded, not run
+    } catch (...) {
+      cudaStreamEndCapture(s, &g);
+      if (g) cudaGraphDestroy(g);
+      throw;
+    }
+    GPULA_CHECK(kOp, cudaStreamEndCapture(s, &g));
+    const cudaError_t inst = cudaGraphInstantiate(&graph_, g, 0);
+    GPULA_CHECK_NOTHROW(cudaGraphDestroy(g));
+    if (inst != cudaSuccess) {
+      graph_ = nullptr;
+      GPULA_CHECK(kOp, inst);
+    }
+    graph_key_ = key;
+    GPULA_CHECK(kOp, cudaGraphLaunch(graph_, s));
   }
 
   AlgorithmInfo autotune(const MatmulBuffers& buf, int iterations, Stream stream,
@@ -352,6 +395,30 @@ class CublasLtPlan final : public MatmulBackendPlan {
                                     beta_.bytes, c, c_layout(), buf.d, d_.get(), &r.algo, ws,
                                     r.workspaceSize, s));
   }
+
+  struct GraphKey {
+    MatmulBuffers buf;
+    cudaStream_t stream = nullptr;
+    std::size_t algo = 0;
+    void* workspace = nullptr;
+    bool operator==(const GraphKey& o) const {
+      return buf.a == o.buf.a && buf.b == o.buf.b && buf.c == o.buf.c && buf.d == o.buf.d &&
+             buf.bias == o.buf.bias && buf.aux_in == o.buf.aux_in &&
+             buf.aux_out == o.buf.aux_out && buf.bgrad == o.buf.bgrad && stream == o.stream &&
+             algo == o.algo && workspace == o.workspace;
+    }
+  };
+
+  static bool capturable(cudaStream_t s) {
+    if (s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread) return false;
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    GPULA_CHECK(kOp, cudaStreamIsCapturing(s, &st));
+    return st == cudaStreamCaptureStatusNone;
+  }
+
+  GraphKey last_, graph_key_;
+  bool has_last_ = false;
+  cudaGraphExec_t graph_ = nullptr;
 
   MatmulProblem p_;
   int device_;

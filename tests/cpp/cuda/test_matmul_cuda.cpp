@@ -617,6 +617,56 @@ TEST_F(Cuda, ResetOperandsSwapsDataWithoutReplanning) {
   EXPECT_THROW(mm.reset_operands({.b = da.view}), InvalidArgument);
 }
 
+// The second execute with the same operands and stream is captured into a CUDA graph and later
+// ones replay it: results must follow the operands' current data, a rebinding, an autotune, and
+// a caller who captures the stream into a graph of their own.
+TEST_F(Cuda, RepeatedExecuteReplaysAGraphThatReadsCurrentData) {
+  const DType t = DType::f32;
+  HostTensor b = random({64, 64}, t, Layout::row, 71);
+  DeviceTensor da = to_device(random({64, 64}, t, Layout::row, 70)), db = to_device(b);
+  DeviceTensor da2 = to_device(random({64, 64}, t, Layout::row, 72));
+  DeviceTensor out = poisoned({64, 64}, t);
+  cudaStream_t st;
+  CUDA_OK(cudaStreamCreate(&st));
+  const Stream stream{Device::cuda(0), st};
+  {
+    Matmul mm(da.view, db.view);
+    mm.plan();
+    auto round = [&](const DeviceTensor& dst_a, uint64_t seed, const char* what) {
+      HostTensor a = random({64, 64}, t, Layout::row, seed);
+      CUDA_OK(cudaMemcpyAsync(dst_a.view.data, a.view.data, 64 * 64 * sizeof(float),
+                              cudaMemcpyHostToDevice, st));
+      mm.execute({.result = out.view}, stream);
+      CUDA_OK(cudaStreamSynchronize(st));
+      Problem p{arg(a), arg(b)};
+      expect_match(to_host(out.view), run_cpu(p).host.at("result"), 1e-4, what);
+    };
+    for (uint64_t r = 0; r < 5; ++r) round(da, 100 + r, "repeated execute");
+    mm.reset_operands({.a = da2.view});
+    for (uint64_t r = 0; r < 3; ++r) round(da2, 200 + r, "after reset_operands");
+    mm.autotune(2);
+    for (uint64_t r = 0; r < 3; ++r) round(da2, 300 + r, "after autotune");
+    // The caller captures: the execute becomes a node of their graph, run at each launch.
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    mm.execute({.result = out.view}, stream);
+    CUDA_OK(cudaStreamEndCapture(st, &g));
+    CUDA_OK(cudaGraphInstantiate(&ge, g, 0));
+    HostTensor a = random({64, 64}, t, Layout::row, 400);
+    CUDA_OK(cudaMemcpyAsync(da2.view.data, a.view.data, 64 * 64 * sizeof(float),
+                            cudaMemcpyHostToDevice, st));
+    CUDA_OK(cudaGraphLaunch(ge, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    Problem p{arg(a), arg(b)};
+    expect_match(to_host(out.view), run_cpu(p).host.at("result"), 1e-4, "in the caller's graph");
+    CUDA_OK(cudaGraphExecDestroy(ge));
+    CUDA_OK(cudaGraphDestroy(g));
+  }
+  CUDA_OK(cudaStreamSynchronize(st));
+  CUDA_OK(cudaStreamDestroy(st));
+}
+
 TEST_F(Cuda, HostDataRunOnTheGpuAndDeviceDataOnTheCpu) {
   const DType t = DType::f64;
   HostTensor a = random({3, 40, 24}, t, Layout::col, 70), b = random({24, 36}, t, Layout::row, 71);
