@@ -3,8 +3,9 @@
 
   python3 bench/bench_sparse_direct.py [--m 1000] [--out DIR] [--scipy-timeout 60]
 
-Side by side: gpula's CPU DirectSolver (SuiteSparse UMFPACK) first solve (plan + factorize +
-solve) and refactorize + solve, scipy.sparse.linalg.spsolve (run ONCE: it is slow at n = 1e6,
+Side by side: gpula's CPU DirectSolver first solve (plan + factorize + solve) and refactorize +
+solve, twice: assume_a="pos" (SuiteSparse CHOLMOD supernodal Cholesky, the speedup target) and
+assume_a="gen" (UMFPACK LU; skip with --no-umfpack), scipy.sparse.linalg.spsolve (run ONCE: it is slow at n = 1e6,
 12.3 s measured on the H200 host; skipped past --scipy-timeout via a child process), and
 cupyx.scipy.sparse.linalg.spsolve when CuPy and a GPU are present (CUDA events), and gpula's
 DirectSolver on CuPy operands (cuDSS): first solve and refactorize + solve.
@@ -53,11 +54,11 @@ def time_scipy_once(m, timeout):
     return q.get() if not q.empty() else (None, None)
 
 
-def time_gpula_cpu(a, b, repeats):
+def time_gpula_cpu(a, b, repeats, assume="gen"):
     import gpula as gl
 
     t0 = time.perf_counter()
-    s = gl.sparse.DirectSolver(a, b)
+    s = gl.sparse.DirectSolver(a, b, {"assume_a": assume})
     s.plan()
     s.factorize()
     x = s.solve()
@@ -154,11 +155,13 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--scipy-timeout", type=float, default=40.0)
     p.add_argument("--out", default=None)
+    p.add_argument("--no-umfpack", action="store_true", help="skip the assume_a='gen' (UMFPACK) run")
     args = p.parse_args(argv)
     a = poisson(args.m)
     n, nnz = a.shape[0], a.nnz
     b = np.ones(n)
-    first, refac, resid = time_gpula_cpu(a, b, args.repeats)
+    first, refac, resid = time_gpula_cpu(a, b, args.repeats, "pos")
+    umf = None if args.no_umfpack else time_gpula_cpu(a, b, args.repeats, "gen")
     t_scipy, r_scipy = time_scipy_once(args.m, args.scipy_timeout)
     t_cupyx = time_cupyx(a, b, args.repeats)
     g = time_gpula_gpu(a, b, args.repeats)
@@ -168,8 +171,13 @@ def main(argv=None):
         return "n/a" if t is None else f"{t:.3f}"
 
     rows = [
-        ("gpula CPU (UMFPACK) plan+factorize+solve", first, f"residual {resid:.1e}"),
-        ("gpula CPU refactorize+solve (median)", refac, f"{refac / first:.2f} of the first solve"),
+        ("gpula CPU pos (CHOLMOD) plan+factorize+solve", first, f"residual {resid:.1e}"),
+        ("gpula CPU pos (CHOLMOD) refactorize+solve (median)", refac,
+         f"{refac / first:.2f} of the first solve"),
+        ("gpula CPU gen (UMFPACK) plan+factorize+solve", umf and umf[0],
+         f"residual {umf[2]:.1e}" if umf else "skipped (--no-umfpack)"),
+        ("gpula CPU gen (UMFPACK) refactorize+solve (median)", umf and umf[1],
+         f"{umf[1] / umf[0]:.2f} of the first solve" if umf else ""),
         ("scipy.sparse.linalg.spsolve (once)", t_scipy,
          "timed out" if t_scipy is None else f"residual {r_scipy:.1e}"),
         ("cupyx.scipy.sparse.linalg.spsolve (median)", t_cupyx, "" if t_cupyx else "no CuPy/GPU"),
@@ -181,10 +189,13 @@ def main(argv=None):
     md = [f"# Sparse direct solve, 2-D Poisson 5-point, n = {n}, nnz = {nnz}, float64 ({date})", "",
           "| solver | seconds | note |", "|---|---|---|"]
     md += [f"| {r[0]} | {fmt(r[1])} | {r[2]} |" for r in rows]
-    summary = [f"sparse direct (Poisson n={n}): gpula CPU first {fmt(first)} s, refactorize+solve "
-               f"{fmt(refac)} s ({refac / first:.2f}x of first, target <= 0.25)",
+    summary = [f"sparse direct (Poisson n={n}): gpula CPU pos (CHOLMOD) first {fmt(first)} s, "
+               f"refactorize+solve {fmt(refac)} s ({refac / first:.2f}x of first, target <= 0.25)",
+               f"sparse direct: gpula CPU gen (UMFPACK) first {fmt(umf and umf[0])} s, "
+               f"refactorize+solve {fmt(umf and umf[1])} s",
                f"sparse direct: scipy spsolve {fmt(t_scipy)} s"
-               + (f", gpula CPU speedup {t_scipy / first:.1f}x (target >= 3x)" if t_scipy else ""),
+               + (f", gpula CPU pos speedup {t_scipy / first:.1f}x (target >= 3x)" if t_scipy else "")
+               + (f", refactorize+solve {t_scipy / refac:.1f}x" if t_scipy else ""),
                f"sparse direct: cupyx spsolve {fmt(t_cupyx)} s"]
     if g:
         summary.append(f"sparse direct: gpula GPU (cuDSS) first {g[0]:.3f} s"
