@@ -3,8 +3,9 @@
 
   python3 bench/bench_sparse_direct.py [--m 1000] [--out DIR] [--scipy-timeout 60]
 
-Side by side: gpula's CPU DirectSolver (SuiteSparse UMFPACK) first solve (plan + factorize +
-solve) and refactorize + solve, scipy.sparse.linalg.spsolve (run ONCE: it is slow at n = 1e6,
+Side by side: gpula's CPU DirectSolver first solve (plan + factorize + solve) and refactorize +
+solve, twice: assume_a="pos" (SuiteSparse CHOLMOD supernodal Cholesky, the speedup target) and
+assume_a="gen" (UMFPACK LU; skip with --no-umfpack), scipy.sparse.linalg.spsolve (run ONCE: it is slow at n = 1e6,
 12.3 s measured on the H200 host; skipped past --scipy-timeout via a child process), and
 cupyx.scipy.sparse.linalg.spsolve when CuPy and a GPU are present (CUDA events, in a spawned
 process stopped after --cupyx-timeout), and gpula's
@@ -54,11 +55,11 @@ def time_scipy_once(m, timeout):
     return q.get() if not q.empty() else (None, None)
 
 
-def time_gpula_cpu(a, b, repeats):
+def time_gpula_cpu(a, b, repeats, assume="gen"):
     import gpula as gl
 
     t0 = time.perf_counter()
-    s = gl.sparse.DirectSolver(a, b)
+    s = gl.sparse.DirectSolver(a, b, {"assume_a": assume})
     s.plan()
     s.factorize()
     x = s.solve()
@@ -121,7 +122,7 @@ def time_cupyx(m, repeats, timeout):
     return last, timed_out
 
 
-def time_gpula_gpu(a, b, repeats):
+def time_gpula_gpu(a, b, repeats, assume="gen"):
     """gpula's DirectSolver on CuPy operands (cuDSS): first solve (plan + factorize + solve) and
     refactorize + solve with new values of the same pattern, CUDA events. None without a GPU or
     in a build without cuDSS."""
@@ -149,12 +150,12 @@ def time_gpula_gpu(a, b, repeats):
         return cp.cuda.get_elapsed_time(s, e) / 1e3
 
     try:
-        warm = gl.sparse.DirectSolver(da, db)  # cuDSS loads and initializes once per process
+        warm = gl.sparse.DirectSolver(da, db, {"assume_a": assume})  # cuDSS loads and initializes once per process
         warm.plan(); warm.factorize(); warm.solve(); warm.free()
         firsts, refacs, x = [], [], None
         for r in range(repeats):
             s, e = events()
-            solver = gl.sparse.DirectSolver(da, db)
+            solver = gl.sparse.DirectSolver(da, db, {"assume_a": assume})
             solver.plan(); solver.factorize(); x = solver.solve()
             firsts.append(done(s, e))
             a2 = csp.csr_matrix(a * (1.0 + 0.01 * (r + 1)))
@@ -176,6 +177,7 @@ def main(argv=None):
     p.add_argument("--scipy-timeout", type=float, default=40.0)
     p.add_argument("--cupyx-timeout", type=float, default=40.0)
     p.add_argument("--out", default=None)
+    p.add_argument("--no-umfpack", action="store_true", help="skip the assume_a='gen' (UMFPACK) run")
     args = p.parse_args(argv)
     a = poisson(args.m)
     n, nnz = a.shape[0], a.nnz
@@ -185,10 +187,14 @@ def main(argv=None):
     def progress(what):
         print(f"  [{time.perf_counter() - t0:6.1f} s] {what}", flush=True)
 
-    g = time_gpula_gpu(a, b, args.repeats)
-    progress(f"gpula GPU (cuDSS): {g}")
-    first, refac, resid = time_gpula_cpu(a, b, args.repeats)
-    progress(f"gpula CPU: first {first:.3f} s, refactorize+solve {refac:.3f} s")
+    g = time_gpula_gpu(a, b, args.repeats, "pos")
+    progress(f"gpula GPU pos (cuDSS): {g}")
+    g_gen = time_gpula_gpu(a, b, args.repeats, "gen")
+    progress(f"gpula GPU gen (cuDSS): {g_gen}")
+    first, refac, resid = time_gpula_cpu(a, b, args.repeats, "pos")
+    progress(f"gpula CPU pos (CHOLMOD): first {first:.3f} s, refactorize+solve {refac:.3f} s")
+    umf = None if args.no_umfpack else time_gpula_cpu(a, b, args.repeats, "gen")
+    progress(f"gpula CPU gen (UMFPACK): {umf}")
     t_scipy, r_scipy = time_scipy_once(args.m, args.scipy_timeout)
     progress(f"scipy spsolve: {t_scipy}")
     t_cupyx, cupyx_timed_out = time_cupyx(args.m, args.repeats, args.cupyx_timeout)
@@ -199,32 +205,45 @@ def main(argv=None):
         return "n/a" if t is None else f"{t:.3f}"
 
     rows = [
-        ("gpula CPU (UMFPACK) plan+factorize+solve", first, f"residual {resid:.1e}"),
-        ("gpula CPU refactorize+solve (median)", refac, f"{refac / first:.2f} of the first solve"),
+        ("gpula CPU pos (CHOLMOD) plan+factorize+solve", first, f"residual {resid:.1e}"),
+        ("gpula CPU pos (CHOLMOD) refactorize+solve (median)", refac,
+         f"{refac / first:.2f} of the first solve"),
+        ("gpula CPU gen (UMFPACK) plan+factorize+solve", umf and umf[0],
+         f"residual {umf[2]:.1e}" if umf else "skipped (--no-umfpack)"),
+        ("gpula CPU gen (UMFPACK) refactorize+solve (median)", umf and umf[1],
+         f"{umf[1] / umf[0]:.2f} of the first solve" if umf else ""),
         ("scipy.sparse.linalg.spsolve (once)", t_scipy,
          "timed out" if t_scipy is None else f"residual {r_scipy:.1e}"),
         ("cupyx.scipy.sparse.linalg.spsolve (median)", t_cupyx,
          f"stopped after {args.cupyx_timeout:.0f} s" + (" (time of the calls that finished)" if t_cupyx else "")
          if cupyx_timed_out else ("" if t_cupyx else "no CuPy/GPU")),
-        ("gpula GPU (cuDSS) plan+factorize+solve (median)", g and g[0],
+        ("gpula GPU pos (cuDSS) plan+factorize+solve (median)", g and g[0],
          f"residual {g[2]:.1e}" if g else "no GPU or no cuDSS"),
-        ("gpula GPU (cuDSS) refactorize+solve (median)", g and g[1],
+        ("gpula GPU pos (cuDSS) refactorize+solve (median)", g and g[1],
          f"{g[1] / g[0]:.2f} of the first solve" if g else ""),
+        ("gpula GPU gen (cuDSS) plan+factorize+solve (median)", g_gen and g_gen[0],
+         f"residual {g_gen[2]:.1e}" if g_gen else "no GPU or no cuDSS"),
+        ("gpula GPU gen (cuDSS) refactorize+solve (median)", g_gen and g_gen[1],
+         f"{g_gen[1] / g_gen[0]:.2f} of the first solve" if g_gen else ""),
     ]
     md = [f"# Sparse direct solve, 2-D Poisson 5-point, n = {n}, nnz = {nnz}, float64 ({date})", "",
           "| solver | seconds | note |", "|---|---|---|"]
     md += [f"| {r[0]} | {fmt(r[1])} | {r[2]} |" for r in rows]
-    summary = [f"sparse direct (Poisson n={n}): gpula CPU first {fmt(first)} s, refactorize+solve "
-               f"{fmt(refac)} s ({refac / first:.2f}x of first, target <= 0.25)",
+    summary = [f"sparse direct (Poisson n={n}): gpula CPU pos (CHOLMOD) first {fmt(first)} s, "
+               f"refactorize+solve {fmt(refac)} s ({refac / first:.2f}x of first, target <= 0.25)",
+               f"sparse direct: gpula CPU gen (UMFPACK) first {fmt(umf and umf[0])} s, "
+               f"refactorize+solve {fmt(umf and umf[1])} s",
                f"sparse direct: scipy spsolve {fmt(t_scipy)} s"
-               + (f", gpula CPU speedup {t_scipy / first:.1f}x (target >= 3x)" if t_scipy else ""),
+               + (f", gpula CPU pos speedup {t_scipy / first:.1f}x (target >= 3x)" if t_scipy else "")
+               + (f", refactorize+solve {t_scipy / refac:.1f}x" if t_scipy else ""),
                f"sparse direct: cupyx spsolve {fmt(t_cupyx)} s"]
-    if g:
-        summary.append(f"sparse direct: gpula GPU (cuDSS) first {g[0]:.3f} s"
-                       + (f", {t_scipy / g[0]:.1f}x scipy (target >= 20x)" if t_scipy else "")
-                       + f"; refactorize+solve {g[1]:.3f} s ({g[1] / g[0]:.2f}x of first, target <= 0.25)")
-    else:
-        summary.append("sparse direct: gpula GPU (cuDSS) n/a (no GPU or built without cuDSS)")
+    for label, r in (("pos", g), ("gen", g_gen)):
+        if r:
+            summary.append(f"sparse direct: gpula GPU {label} (cuDSS) first {r[0]:.3f} s"
+                           + (f", {t_scipy / r[0]:.1f}x scipy (target >= 20x)" if t_scipy else "")
+                           + f"; refactorize+solve {r[1]:.3f} s ({r[1] / r[0]:.2f}x of first, target <= 0.25)")
+        else:
+            summary.append(f"sparse direct: gpula GPU {label} (cuDSS) n/a (no GPU or built without cuDSS)")
     text = "\n".join(md) + "\n\n```\n" + "\n".join(summary) + "\n```\n"
     if args.out:
         os.makedirs(args.out, exist_ok=True)

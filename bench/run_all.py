@@ -353,7 +353,7 @@ def device_slug(name):
 OTHER_BENCHES = {
     "linalg": ("bench_linalg.py", [], ["--quick"], 300),
     "sparse_products": ("bench_sparse_products.py", [], ["--small"], 120),
-    "sparse_direct": ("bench_sparse_direct.py", ["--m", "1000"], ["--m", "300"], 200),
+    "sparse_direct": ("bench_sparse_direct.py", ["--m", "1000", "--no-umfpack"], ["--m", "300"], 240),
     "sparse_iterative": ("bench_sparse_iterative.py", [], ["--quick"], 150),
 }
 

@@ -20,7 +20,8 @@ class DirectBackend {
 };
 
 namespace cpu {
-/// SuiteSparse UMFPACK (LU with the pattern's ordering kept between refactorizations).
+/// SuiteSparse: CHOLMOD supernodal Cholesky for MatrixType::positive_definite, UMFPACK LU for the
+/// other types (the pattern's ordering and symbolic analysis kept between refactorizations).
 std::unique_ptr<DirectBackend> make_direct_backend(const CsrView& a,
                                                    const DirectSolverOptions& options);
 }  // namespace cpu

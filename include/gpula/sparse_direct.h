@@ -3,8 +3,10 @@
 /// Sparse direct solver A x = b for a CSR matrix A, in three phases that can be repeated
 /// separately: plan() (fill-reducing reordering + symbolic analysis), factorize() (numeric
 /// factorization) and solve(). reset_values() swaps in new values of the same pattern, so the
-/// next factorize() reuses the plan (refactorization). CPU: SuiteSparse UMFPACK. CUDA: cuDSS
-/// (not built yet: a CUDA matrix throws NotCompiled("cudss")).
+/// next factorize() reuses the plan (refactorization). CPU: SuiteSparse, CHOLMOD supernodal
+/// Cholesky for MatrixType::positive_definite and UMFPACK LU for the other types (both in
+/// double precision: float32/complex64 are widened and the result rounded back). CUDA: cuDSS
+/// (a build without it throws NotCompiled("cudss") for a CUDA matrix).
 #include <gpula/sparse.h>
 
 #include <cstdint>
@@ -12,7 +14,9 @@
 
 namespace gpula::sparse {
 
-/// What is known about A (the factorization the backend may use).
+/// What is known about A (the factorization the backend may use). positive_definite: real
+/// symmetric or complex Hermitian positive definite; on the CPU (CHOLMOD) only the entries on
+/// and below the diagonal are read, and factorize() throws NotPositiveDefinite when A is not.
 enum class MatrixType : uint8_t { general, symmetric, positive_definite, hermitian };
 
 /// Which part of A the CSR arrays hold. Only `full` is supported for now.
@@ -26,7 +30,9 @@ struct DirectSolverOptions {
 /// A's arrays are copied at construction (the solver owns its pattern and values); b and x of
 /// solve() are (n,) or (n, k) contiguous arrays of A's dtype and device. Phases out of order
 /// (solve before factorize, ...) throw InvalidArgument naming the missing phase; a numerically
-/// singular matrix throws SingularMatrix naming the library's status.
+/// singular matrix throws SingularMatrix naming the library's status (positive_definite: a
+/// matrix that is not throws NotPositiveDefinite, order() the failed leading minor of the
+/// reordered matrix).
 class DirectSolver {
  public:
   explicit DirectSolver(const CsrView& a, const DirectSolverOptions& options = {},

@@ -1,4 +1,5 @@
-"""gl.sparse.DirectSolver / spsolve on the CPU (SuiteSparse UMFPACK) against scipy.sparse.linalg."""
+"""gl.sparse.DirectSolver / spsolve on the CPU (SuiteSparse: UMFPACK for general matrices, CHOLMOD
+for assume_a='pos') against scipy.sparse.linalg and dense float64/complex128 NumPy references."""
 
 import numpy as np
 import pytest
@@ -126,3 +127,117 @@ def test_cupy_matches_scipy(dtype):
         s.factorize()
         ref2 = spla.spsolve(a2.astype(np.complex128 if np.iscomplexobj(b) else np.float64), b)
         np.testing.assert_allclose(cupy.asnumpy(s.solve()), ref2, rtol=TOL[dtype], atol=TOL[dtype])
+
+
+# ---- assume_a="pos": CHOLMOD --------------------------------------------------------------------
+
+
+def _random_hpd(n, dtype, seed, density=0.03):
+    """Random sparse Hermitian (symmetric when real) positive definite matrix, fully stored."""
+    rng = np.random.default_rng(seed)
+    a = sp.random(n, n, density=density, random_state=rng, format="csr")
+    if np.issubdtype(dtype, np.complexfloating):
+        a = a + 1j * sp.random(n, n, density=density, random_state=rng, format="csr")
+    a = sp.triu(a, k=1)
+    a = a + a.conj().T
+    a = a + sp.diags(np.asarray(abs(a).sum(axis=1)).ravel() + 1.0)
+    a = sp.csr_matrix(a, dtype=dtype)
+    a.sort_indices()
+    return a
+
+
+def _dense_ref(a, b):
+    wide = np.complex128 if np.iscomplexobj(a.data) else np.float64
+    return np.linalg.solve(a.toarray().astype(wide), b.astype(wide))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+@pytest.mark.parametrize("k", [None, 1, 4])
+def test_pos_matches_dense_reference(dtype, index, k):
+    a = _random_hpd(150, dtype, 20)
+    rng = np.random.default_rng(21)
+    shape = (150,) if k is None else (150, k)
+    b = rng.standard_normal(shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        b = b + 1j * rng.standard_normal(shape)
+    b = b.astype(dtype)
+    b_before = b.copy()
+    m = gl.sparse.csr_matrix((a.data, a.indices.astype(index), a.indptr.astype(index)), shape=a.shape)
+    assert m.indices.dtype == index
+    with gl.sparse.DirectSolver(m, b, {"assume_a": "pos"}) as s:
+        s.plan()
+        s.factorize()
+        x = s.solve()
+    assert x.dtype == dtype and x.shape == b.shape
+    np.testing.assert_allclose(x, _dense_ref(a, b), rtol=TOL[dtype], atol=TOL[dtype])
+    np.testing.assert_array_equal(b, b_before)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
+def test_pos_refactorize_new_values(dtype):
+    a = _random_hpd(200, dtype, 22)
+    b = np.ones((200, 2), dtype)
+    s = gl.sparse.DirectSolver(a, b, {"assume_a": "pos"})
+    s.plan()
+    s.factorize()
+    np.testing.assert_allclose(s.solve(), _dense_ref(a, b), rtol=TOL[dtype], atol=TOL[dtype])
+    a2 = a.copy()
+    off = a2.indices != np.repeat(np.arange(200), np.diff(a2.indptr))
+    a2.data = np.where(off, -0.5 * a2.data, 2.0 * a2.data).astype(dtype)  # still HPD
+    s.reset_operands(a=a2, b=3 * b)
+    s.factorize()
+    np.testing.assert_allclose(s.solve(), _dense_ref(a2, 3 * b), rtol=TOL[dtype], atol=TOL[dtype])
+    s.free()
+
+
+def test_pos_poisson_matches_scipy():
+    m = 40
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m))
+    e = sp.identity(m)
+    a = (sp.kron(t, e) + sp.kron(e, t)).tocsr()
+    b = np.arange(m * m, dtype=np.float64)
+    x = gl.sparse.spsolve(a, b, assume_a="pos")
+    np.testing.assert_allclose(x, spla.spsolve(a, b), rtol=1e-9, atol=1e-9)
+
+
+def test_pos_one_by_one():
+    a = sp.csr_matrix(np.array([[4.0]]))
+    with gl.sparse.DirectSolver(a, np.array([2.0]), {"assume_a": "pos"}) as s:
+        s.plan()
+        s.factorize()
+        np.testing.assert_allclose(s.solve(), [0.5])
+
+
+def test_pos_empty_is_not_supported():
+    a = sp.csr_matrix((0, 0))
+    with pytest.raises(gl.errors.Error, match="empty"):
+        gl.sparse.DirectSolver(a, np.ones(0), {"assume_a": "pos"})
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_pos_not_positive_definite(dtype):
+    a = _random_hpd(60, dtype, 23).tolil()
+    a[10, 10] = -1.0
+    a = sp.csr_matrix(a, dtype=dtype)
+    s = gl.sparse.DirectSolver(a, np.ones(60, dtype), {"assume_a": "pos"})
+    s.plan()
+    with pytest.raises(gl.errors.NotPositiveDefinite, match="not positive definite: leading minor") as e:
+        s.factorize()
+    assert 1 <= e.value.order <= 60
+    assert isinstance(e.value, gl.errors.LinAlgError)
+    with pytest.raises(ValueError, match="before factorize"):
+        s.solve()
+    good = _random_hpd(60, dtype, 23)
+    assert good.nnz == a.nnz
+    s.reset_operands(a=good)
+    s.factorize()
+    np.testing.assert_allclose(s.solve(), _dense_ref(good, np.ones(60, dtype)), rtol=1e-10, atol=1e-10)
+
+
+def test_pos_indefinite_2x2():
+    a = sp.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]]))  # eigenvalues -1 and 3
+    s = gl.sparse.DirectSolver(a, np.ones(2), {"assume_a": "pos"})
+    s.plan()
+    with pytest.raises(gl.errors.NotPositiveDefinite, match="order 2"):
+        s.factorize()

@@ -1,8 +1,12 @@
 """Sparse direct solvers: ``DirectSolver`` (plan once, refactorize many times) and ``spsolve``.
 
 The matrix is read as CSR (scipy/cupyx/torch sparse, gpula's ``csr_matrix`` or a
-``(data, indices, indptr)`` tuple with ``shape=``); the CPU backend is SuiteSparse UMFPACK,
-the CUDA backend (cuDSS) is not built yet and raises ``NotCompiled("cudss")``.
+``(data, indices, indptr)`` tuple with ``shape=``). CPU backend: SuiteSparse, CHOLMOD
+supernodal Cholesky for ``assume_a="pos"`` (real SPD or complex Hermitian positive definite;
+only the entries on and below the diagonal are read; not positive definite raises
+``gl.errors.NotPositiveDefinite``) and UMFPACK LU for "gen", "sym", "her"; float32/complex64
+are solved in double precision and rounded back. CUDA backend: cuDSS (``NotCompiled("cudss")``
+in a build without it).
 """
 
 from __future__ import annotations

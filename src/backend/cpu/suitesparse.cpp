@@ -1,9 +1,22 @@
-// CPU DirectSolver backend: SuiteSparse UMFPACK. The CSR arrays read as CSC describe A^T, so
-// every solve asks UMFPACK for the array transpose (UMFPACK_Aat), which is A itself. Values of
-// every dtype are held in double precision (float32/complex64 widened, results narrowed back).
+// CPU DirectSolver backend: SuiteSparse. matrix_type positive_definite (SPD, or Hermitian positive
+// definite when complex): CHOLMOD supernodal Cholesky (its default ordering: AMD, METIS when AMD's
+// fill is high). Every other matrix type: UMFPACK LU.
+//
+// UMFPACK: the CSR arrays read as CSC describe A^T, so every solve asks UMFPACK for the array
+// transpose (UMFPACK_Aat), which is A itself.
+// CHOLMOD: the CSR arrays read as CSC describe A^T; with the values conjugated (complex) they
+// describe A^H = A, and CHOLMOD is handed that CSC matrix with stype = +1 (its upper triangle is
+// read), i.e. A's lower triangle in CSR terms: the entries on and below the diagonal. The entries
+// above it are not read (assumed to be the conjugate transpose of those below). int32 indices use
+// CHOLMOD's int interface (cholmod_start, ...), int64 its SuiteSparse_long one (cholmod_l_*): no
+// index conversion.
+// Values of every dtype are held in double precision (float32/complex64 widened, results narrowed
+// back): neither UMFPACK nor CHOLMOD 3 (SuiteSparse 5.12) has single-precision factorizations.
 #include <gpula/error.h>
+#include <suitesparse/cholmod.h>
 #include <suitesparse/umfpack.h>
 
+#include <algorithm>
 #include <complex>
 #include <string>
 #include <type_traits>
@@ -100,13 +113,16 @@ GPULA_UMF_FAMILY(SuiteSparse_long, true, zl, GPULA_UMF_COMPLEX)
 #undef GPULA_UMF_COMPLEX
 
 // Widening copy of `count` elements of `src` (dtype t) into doubles (2 per complex value).
-void widen(const void* src, DType t, int64_t count, int64_t stride, double* dst) {
+// conjugate: negate the imaginary parts (complex only).
+void widen(const void* src, DType t, int64_t count, int64_t stride, double* dst,
+           bool conjugate = false) {
   const int64_t per = is_complex(t) ? 2 : 1;
   for (int64_t e = 0; e < count; ++e) {
     for (int64_t c = 0; c < per; ++c) {
       const int64_t at = e * stride * per + c;
-      dst[e * per + c] = (t == DType::f32 || t == DType::c64) ? static_cast<const float*>(src)[at]
-                                                              : static_cast<const double*>(src)[at];
+      const double v = (t == DType::f32 || t == DType::c64) ? static_cast<const float*>(src)[at]
+                                                            : static_cast<const double*>(src)[at];
+      dst[e * per + c] = (conjugate && c == 1) ? -v : v;
     }
   }
 }
@@ -197,19 +213,240 @@ class UmfpackBackend final : public DirectBackend {
   void* numeric_ = nullptr;
 };
 
+// ---- CHOLMOD -----------------------------------------------------------------------------------
+
+std::string cholmod_status_name(int status) {
+  switch (status) {
+    case CHOLMOD_OK:
+      return "CHOLMOD_OK";
+    case CHOLMOD_NOT_INSTALLED:
+      return "CHOLMOD_NOT_INSTALLED";
+    case CHOLMOD_OUT_OF_MEMORY:
+      return "CHOLMOD_OUT_OF_MEMORY";
+    case CHOLMOD_TOO_LARGE:
+      return "CHOLMOD_TOO_LARGE";
+    case CHOLMOD_INVALID:
+      return "CHOLMOD_INVALID";
+    case CHOLMOD_GPU_PROBLEM:
+      return "CHOLMOD_GPU_PROBLEM";
+    case CHOLMOD_NOT_POSDEF:
+      return "CHOLMOD_NOT_POSDEF";
+    case CHOLMOD_DSMALL:
+      return "CHOLMOD_DSMALL";
+    default:
+      return "CHOLMOD status " + std::to_string(status);
+  }
+}
+
+// Errors only (status < 0); warnings (NOT_POSDEF, DSMALL) are the caller's to judge.
+void check_cholmod(int status, const char* phase) {
+  if (status >= CHOLMOD_OK) return;
+  if (status == CHOLMOD_OUT_OF_MEMORY || status == CHOLMOD_TOO_LARGE) {
+    throw OutOfMemory(
+        gpula::detail::cat("[", kOp, "] CHOLMOD ", phase, ": ", cholmod_status_name(status)));
+  }
+  throw VendorError(gpula::detail::cat("[", kOp, "] CHOLMOD ", phase,
+                                       " failed: ", cholmod_status_name(status)),
+                    status, cholmod_status_name(status));
+}
+
+// CHOLMOD's two index interfaces: int (cholmod_*) and SuiteSparse_long (cholmod_l_*).
+template <class I>
+struct Chol;
+
+#define GPULA_CHOL_FAMILY(I, ITYPE, P)                                                          \
+  template <>                                                                                   \
+  struct Chol<I> {                                                                              \
+    static constexpr int itype = ITYPE;                                                         \
+    static int start(cholmod_common* c) { return P##start(c); }                                 \
+    static int finish(cholmod_common* c) { return P##finish(c); }                               \
+    static cholmod_factor* analyze(cholmod_sparse* a, cholmod_common* c) {                      \
+      return P##analyze(a, c);                                                                  \
+    }                                                                                           \
+    static int factorize(cholmod_sparse* a, cholmod_factor* l, cholmod_common* c) {             \
+      return P##factorize(a, l, c);                                                             \
+    }                                                                                           \
+    static cholmod_dense* solve(cholmod_factor* l, cholmod_dense* b, cholmod_common* c) {       \
+      return P##solve(CHOLMOD_A, l, b, c);                                                      \
+    }                                                                                           \
+    static void free_factor(cholmod_factor** l, cholmod_common* c) { P##free_factor(l, c); }    \
+    static void free_dense(cholmod_dense** x, cholmod_common* c) { P##free_dense(x, c); }       \
+  };
+
+GPULA_CHOL_FAMILY(int32_t, CHOLMOD_INT, cholmod_)
+GPULA_CHOL_FAMILY(SuiteSparse_long, CHOLMOD_LONG, cholmod_l_)
+#undef GPULA_CHOL_FAMILY
+
+// Structural validity CHOLMOD does not check itself (UMFPACK does): indptr monotone from 0 to nnz,
+// column indices in [0, n) and no duplicate within a row. Returns whether every row is sorted.
+template <class I>
+bool check_pattern(const std::vector<I>& indptr, const std::vector<I>& indices, int64_t n) {
+  using gpula::detail::throw_error;
+  const auto nnz = static_cast<int64_t>(indices.size());
+  if (indptr[0] != 0 || static_cast<int64_t>(indptr[n]) != nnz) {
+    throw_error<InvalidArgument>(kOp, "indptr must run from 0 to nnz = ", nnz, ", got ",
+                                 indptr[0], " ... ", indptr[n]);
+  }
+  bool sorted = true;
+  std::vector<I> row;
+  for (int64_t r = 0; r < n; ++r) {
+    const I lo = indptr[r], hi = indptr[r + 1];
+    if (hi < lo || static_cast<int64_t>(hi) > nnz) {
+      throw_error<InvalidArgument>(kOp, "indptr must be non-decreasing up to nnz = ", nnz,
+                                   ", got indptr[", r, "] = ", lo, ", indptr[", r + 1, "] = ", hi);
+    }
+    bool row_sorted = true;
+    for (I p = lo; p < hi; ++p) {
+      if (indices[p] < 0 || indices[p] >= n) {
+        throw_error<InvalidArgument>(kOp, "indices[", p, "] = ", indices[p],
+                                     " is out of range [0, ", n, ")");
+      }
+      if (p > lo && indices[p] <= indices[p - 1]) row_sorted = false;
+    }
+    if (!row_sorted) {
+      sorted = false;
+      row.assign(indices.begin() + lo, indices.begin() + hi);
+      std::sort(row.begin(), row.end());
+      const auto dup = std::adjacent_find(row.begin(), row.end());
+      if (dup != row.end()) {
+        throw_error<InvalidArgument>(kOp, "duplicate entry (", r, ", ", *dup, ")");
+      }
+    }
+  }
+  return sorted;
+}
+
+template <class I, bool Complex>
+class CholmodBackend final : public DirectBackend {
+  using C = Chol<I>;
+  static constexpr int64_t kPer = Complex ? 2 : 1;
+
+ public:
+  CholmodBackend(const CsrView& a) : n_(a.rows), dtype_(a.dtype()) {
+    const auto* p = static_cast<const I*>(a.indptr.data);
+    const auto* i = static_cast<const I*>(a.indices.data);
+    indptr_.assign(p, p + n_ + 1);
+    indices_.assign(i, i + a.nnz());
+    const bool sorted = check_pattern(indptr_, indices_, n_);
+    values_.resize(static_cast<std::size_t>(a.nnz() * kPer));
+    widen(a.values.data, dtype_, a.nnz(), 1, values_.data(), /*conjugate=*/Complex);
+    C::start(&common_);
+    started_ = true;
+    common_.print = 0;  // failures are reported as gpula errors, not printed
+    // LL' also when CHOLMOD picks its simplicial method (small or very sparse factors): its
+    // default simplicial LDL' would factor an indefinite matrix without reporting it.
+    common_.final_ll = 1;
+    // The CSC view of the (conjugated) CSR arrays: A^H = A, its upper triangle read (stype 1).
+    a_ = cholmod_sparse{};
+    a_.nrow = a_.ncol = static_cast<std::size_t>(n_);
+    a_.nzmax = static_cast<std::size_t>(a.nnz());
+    a_.p = indptr_.data();
+    a_.i = indices_.data();
+    a_.x = values_.data();
+    a_.stype = 1;
+    a_.itype = C::itype;
+    a_.xtype = Complex ? CHOLMOD_COMPLEX : CHOLMOD_REAL;
+    a_.dtype = CHOLMOD_DOUBLE;
+    a_.sorted = sorted ? 1 : 0;
+    a_.packed = 1;
+  }
+  ~CholmodBackend() override {
+    if (factor_) C::free_factor(&factor_, &common_);
+    if (started_) C::finish(&common_);
+  }
+
+  // Fill-reducing ordering + supernodal symbolic analysis (kept for every refactorization).
+  void analyze() override {
+    if (factor_) C::free_factor(&factor_, &common_);
+    factor_ = C::analyze(&a_, &common_);
+    if (!factor_) {
+      check_cholmod(common_.status < 0 ? common_.status : CHOLMOD_INVALID, "symbolic analysis");
+    }
+  }
+
+  // Numeric Cholesky into the analyzed factor (refactorization: same ordering and structure).
+  void factorize() override {
+    const int ok = C::factorize(&a_, factor_, &common_);
+    check_cholmod(common_.status, "numeric factorization");
+    if (!ok) check_cholmod(CHOLMOD_INVALID, "numeric factorization");
+    if (common_.status == CHOLMOD_NOT_POSDEF ||
+        static_cast<int64_t>(factor_->minor) < static_cast<int64_t>(n_)) {
+      const auto order = static_cast<int64_t>(factor_->minor) + 1;
+      throw NotPositiveDefinite(
+          gpula::detail::cat("[", kOp, "] CHOLMOD numeric factorization: not positive definite: "
+                                       "leading minor of order ",
+                             order, " of the fill-reduced (permuted) matrix (",
+                             cholmod_status_name(common_.status), ")"),
+          order, -1);
+    }
+  }
+
+  void set_values(const TensorView& values) override {
+    widen(values.data, dtype_, static_cast<int64_t>(values_.size() / kPer), 1, values_.data(),
+          /*conjugate=*/Complex);
+  }
+
+  // b, x: (n,) or (n, k) row-major; CHOLMOD takes and returns column-major n x k.
+  void solve(const TensorView& b, const TensorView& x) override {
+    const int64_t k = b.ndim() == 2 ? b.shape[1] : 1;
+    const std::size_t elem = size_of(dtype_);
+    std::vector<double> bcols(static_cast<std::size_t>(n_ * k * kPer));
+    for (int64_t j = 0; j < k; ++j) {
+      widen(static_cast<const char*>(b.data) + j * elem, dtype_, n_, k, bcols.data() + j * n_ * kPer);
+    }
+    cholmod_dense bd{};
+    bd.nrow = static_cast<std::size_t>(n_);
+    bd.ncol = static_cast<std::size_t>(k);
+    bd.nzmax = bd.nrow * bd.ncol;
+    bd.d = bd.nrow;
+    bd.x = bcols.data();
+    bd.xtype = Complex ? CHOLMOD_COMPLEX : CHOLMOD_REAL;
+    bd.dtype = CHOLMOD_DOUBLE;
+    cholmod_dense* xd = C::solve(factor_, &bd, &common_);
+    if (!xd) {
+      check_cholmod(common_.status < 0 ? common_.status : CHOLMOD_INVALID, "solve");
+    }
+    const auto* xv = static_cast<const double*>(xd->x);
+    const auto ld = static_cast<int64_t>(xd->d);
+    for (int64_t j = 0; j < k; ++j) {
+      narrow(xv + j * ld * kPer, dtype_, n_, k, static_cast<char*>(x.data) + j * elem);
+    }
+    C::free_dense(&xd, &common_);
+  }
+
+ private:
+  int64_t n_;
+  DType dtype_;
+  std::vector<I> indptr_, indices_;
+  std::vector<double> values_;
+  cholmod_common common_{};
+  bool started_ = false;
+  cholmod_sparse a_{};
+  cholmod_factor* factor_ = nullptr;
+};
+
 }  // namespace
 
-std::unique_ptr<DirectBackend> make_direct_backend(const CsrView& a, const DirectSolverOptions&) {
+std::unique_ptr<DirectBackend> make_direct_backend(const CsrView& a,
+                                                   const DirectSolverOptions& options) {
   if (a.rows == 0) {
     throw NotSupported(
         gpula::detail::cat("[", kOp, "] an empty (0 x 0) matrix has no factorization"));
   }
   const bool cplx = is_complex(a.dtype());
+  static_assert(sizeof(SuiteSparse_long) == sizeof(int64_t));
+  if (options.matrix_type == MatrixType::positive_definite) {
+    if (a.index_dtype() == DType::i32) {
+      if (cplx) return std::make_unique<CholmodBackend<int32_t, true>>(a);
+      return std::make_unique<CholmodBackend<int32_t, false>>(a);
+    }
+    if (cplx) return std::make_unique<CholmodBackend<SuiteSparse_long, true>>(a);
+    return std::make_unique<CholmodBackend<SuiteSparse_long, false>>(a);
+  }
   if (a.index_dtype() == DType::i32) {
     if (cplx) return std::make_unique<UmfpackBackend<int32_t, true>>(a);
     return std::make_unique<UmfpackBackend<int32_t, false>>(a);
   }
-  static_assert(sizeof(SuiteSparse_long) == sizeof(int64_t));
   if (cplx) return std::make_unique<UmfpackBackend<SuiteSparse_long, true>>(a);
   return std::make_unique<UmfpackBackend<SuiteSparse_long, false>>(a);
 }
