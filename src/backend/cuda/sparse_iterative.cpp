@@ -122,14 +122,28 @@ Tensor byte_buffer(size_t bytes, Stream stream) {
 // r -> t (L t = r) -> z (L^T z = t). Missing diagonal: SingularMatrix; a pivot that is not
 // positive: NotPositiveDefinite, as the CPU ic0 (the row is the first bad diagonal of L).
 template <class T>
-void setup_ic0(Ic0& m, const char* op, const CsrView& a, T* r, T* z, int64_t* scratch,
+void setup_ic0(Ic0& m, const char* op, const CsrView& a, DType dt, T* r, T* z, int64_t* scratch,
                cudaStream_t st, cusparseHandle_t hs, Stream stream) {
   const cudaDataType vt = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
   const int n = static_cast<int>(a.rows);
   const int nnz = static_cast<int>(a.nnz());
   const int* ptr = static_cast<const int*>(a.indptr.data);
   const int* col = static_cast<const int*>(a.indices.data);
-  m.values = Tensor::empty({std::max<int64_t>(a.nnz(), 1)}, a.values.dtype, stream);
+  {  // csric02 and SpSV need sorted column indices (CsrMatrix is canonical; a raw view may not be)
+    int64_t bad = INT64_MAX;
+    GPULA_CHECK(op, cudaMemcpyAsync(scratch, &bad, sizeof bad, cudaMemcpyHostToDevice, st));
+    first_unsorted_row(a.rows, ptr, col, scratch, st);
+    GPULA_CHECK(op, cudaGetLastError());
+    GPULA_CHECK(op, cudaMemcpyAsync(&bad, scratch, sizeof bad, cudaMemcpyDeviceToHost, st));
+    GPULA_CHECK(op, cudaStreamSynchronize(st));
+    if (bad != INT64_MAX) {
+      throw_error<InvalidArgument>(op,
+                                   "M='ic0' on a GPU needs canonical CSR (sorted column indices, "
+                                   "no duplicates); row ",
+                                   bad, " is not");
+    }
+  }
+  m.values = Tensor::empty({std::max<int64_t>(a.nnz(), 1)}, dt, stream);
   T* lv = static_cast<T*>(m.values.data());
   GPULA_CHECK(
       op, cudaMemcpyAsync(lv, a.values.data, a.nnz() * sizeof(T), cudaMemcpyDeviceToDevice, st));
@@ -173,7 +187,7 @@ void setup_ic0(Ic0& m, const char* op, const CsrView& a, T* r, T* z, int64_t* sc
   cusparseDiagType_t diag = CUSPARSE_DIAG_TYPE_NON_UNIT;
   GPULA_CHECK(op, cusparseSpMatSetAttribute(m.l, CUSPARSE_SPMAT_FILL_MODE, &fill, sizeof fill));
   GPULA_CHECK(op, cusparseSpMatSetAttribute(m.l, CUSPARSE_SPMAT_DIAG_TYPE, &diag, sizeof diag));
-  m.tmp = Tensor::empty({a.rows}, a.values.dtype, stream);
+  m.tmp = Tensor::empty({a.rows}, dt, stream);
   GPULA_CHECK(op, cusparseCreateDnVec(&m.r, a.rows, r, vt));
   GPULA_CHECK(op, cusparseCreateDnVec(&m.t, a.rows, m.tmp.data(), vt));
   GPULA_CHECK(op, cusparseCreateDnVec(&m.z, a.rows, z, vt));
@@ -249,7 +263,7 @@ IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const 
   }
   Ic0 ic0;
   if (o.preconditioner == Preconditioner::ic0) {
-    setup_ic0<T>(ic0, op, a, r, z, status, st, hs, stream);
+    setup_ic0<T>(ic0, op, a, dt, r, z, status, st, hs, stream);
   }
   GPULA_CHECK(op, cudaMemsetAsync(status, 0, 2 * sizeof(int64_t), st));
 

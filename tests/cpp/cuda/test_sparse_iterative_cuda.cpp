@@ -230,6 +230,15 @@ TEST(SparseIterativeCuda, CgIc0PivotErrors) {
       EXPECT_NE(std::string(e.what()).find("M='ic0': pivot 1"), std::string::npos) << e.what();
     }
   }
+  {  // a raw view with unsorted column indices in row 0: rejected, not factored wrongly
+    const std::vector<int32_t> ptr{0, 2, 4}, col{1, 0, 0, 1};
+    const std::vector<double> val{1.0, 4.0, 1.0, 4.0};
+    Dev d1, d2, d3, db, dx;
+    sp::CsrView ag{2, 2, up(d1, ptr, DType::i32, true), up(d2, col, DType::i32, true),
+                   up(d3, val, DType::f64, true)};
+    EXPECT_THROW(sp::cg(ag, up(db, b, DType::f64, true), up(dx, x, DType::f64, true), o),
+                 InvalidArgument);
+  }
   {  // [[1, 1], [1, .]]: A[1, 1] not stored (structural zero pivot)
     const std::vector<int32_t> ptr{0, 2, 3}, col{0, 1, 0};
     const std::vector<double> val{1.0, 1.0, 1.0};

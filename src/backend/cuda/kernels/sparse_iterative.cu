@@ -99,7 +99,26 @@ __global__ void bad_pivot_kernel(int64_t n, const int32_t* ptr, const int32_t* c
   if (!found || !ok) atomicMin(bad_row, static_cast<unsigned long long>(i));
 }
 
+// First row whose column indices are not strictly increasing (unsorted or duplicated).
+__global__ void unsorted_row_kernel(int64_t n, const int32_t* ptr, const int32_t* col,
+                                    unsigned long long* bad_row) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  for (int64_t k = ptr[i] + 1; k < ptr[i + 1]; ++k) {
+    if (col[k] <= col[k - 1]) {
+      atomicMin(bad_row, static_cast<unsigned long long>(i));
+      return;
+    }
+  }
+}
+
 }  // namespace
+
+void first_unsorted_row(int64_t n, const int32_t* ptr, const int32_t* col, int64_t* bad_row,
+                        cudaStream_t st) {
+  unsorted_row_kernel<<<blocks(n), kThreads, 0, st>>>(
+      n, ptr, col, reinterpret_cast<unsigned long long*>(bad_row));
+}
 
 template <class T>
 void cg_alpha(const CgScalars& s, int64_t* status, cudaStream_t st) {
