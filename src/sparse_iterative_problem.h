@@ -23,7 +23,8 @@ IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, 
 
 namespace cuda {
 /// Device-resident loop (src/backend/cuda/sparse_iterative.cpp); NotCompiled without CUDA,
-/// NotSupported for what is not written yet (only cg, real, M = None / jacobi).
+/// NotSupported for what is not written yet (only cg, real, M = None / jacobi / ic0; ic0 with
+/// int32 indices).
 IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
                                 const IterativeOptions& options, Stream stream);
 }  // namespace cuda

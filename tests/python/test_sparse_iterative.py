@@ -139,7 +139,7 @@ def _cupy():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("M", [None, "jacobi"])
+@pytest.mark.parametrize("M", [None, "jacobi", "ic0"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_cupy_cg_matches_cpu(M, dtype):
     cp = _cupy()
@@ -158,6 +158,42 @@ def test_cupy_cg_matches_cpu(M, dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cupy_cg_ic0(dtype):
+    cp = _cupy()
+    import cupyx.scipy.sparse as csps
+
+    a = poisson2d(30, dtype)
+    b = np.random.default_rng(3).standard_normal(a.shape[0]).astype(dtype)
+    rtol = 1e-5 if dtype == np.float32 else 1e-10
+    ag = csps.csr_matrix(a)
+    data_before = ag.data.copy()
+    its = {}
+    for M in (None, "ic0"):
+        calls = []
+        xg, info = sla.cg(ag, cp.asarray(b), rtol=rtol, M=M, callback=calls.append)
+        assert info == 0
+        its[M] = len(calls)
+    assert its["ic0"] < its[None]
+    assert cp.array_equal(ag.data, data_before)  # the factorization works on a copy
+    x = cp.asnumpy(xg).astype(np.float64)
+    slack = 100.0 if dtype == np.float32 else 1.01
+    assert rel_res(a.astype(np.float64), x, b.astype(np.float64)) <= slack * rtol
+    _, infoc = sla.cg(a, b, rtol=rtol, M="ic0")
+    assert infoc == 0
+
+
+@pytest.mark.gpu
+def test_cupy_cg_ic0_errors():
+    cp = _cupy()
+    import cupyx.scipy.sparse as csps
+
+    ind = csps.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(NotPositiveDefinite, match="ic0"):
+        sla.cg(ind, cp.ones(2), M="ic0")
+
+
+@pytest.mark.gpu
 def test_cupy_not_supported_yet():
     cp = _cupy()
     import cupyx.scipy.sparse as csps
@@ -168,7 +204,7 @@ def test_cupy_not_supported_yet():
     with pytest.raises(NotSupported):
         sla.gmres(a, cp.ones(16))
     with pytest.raises(NotSupported):
-        sla.cg(a, cp.ones(16), M="ic0")
+        sla.cg(a, cp.ones(16), M="ilu0")
 
 
 @pytest.mark.parametrize("method", ["minres", "cg"])

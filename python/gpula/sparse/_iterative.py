@@ -211,7 +211,8 @@ def _solve(
 
 
 def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback):
-    """CuPy arrays and a cupyx CSR matrix: the device-resident loop (cg, real, M None/jacobi)."""
+    """CuPy arrays and a cupyx CSR matrix: the device-resident loop (cg, real, M None/jacobi/ic0;
+    ic0 needs int32 indices and canonical CSR, made here by sum_duplicates on a copy)."""
     if type(b).__module__.startswith("torch"):
         raise NotSupported(f"[{op}] CUDA torch tensors are not supported yet (CuPy arrays are)")
     import cupy as cp
@@ -219,7 +220,10 @@ def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback):
     if method != "cg" or not all(hasattr(A, k) for k in ("data", "indices", "indptr")):
         raise NotSupported(f"[{op}] on a GPU only cg with a sparse CSR A is implemented yet")
     if M is not None and not isinstance(M, str):
-        raise NotSupported(f"[{op}] on a GPU M must be None or 'jacobi' for now")
+        raise NotSupported(f"[{op}] on a GPU M must be None, 'jacobi' or 'ic0' for now")
+    if M == "ic0" and not getattr(A, "has_canonical_format", True):
+        A = A.copy()  # csric02 needs sorted column indices; A itself is left as it is
+        A.sum_duplicates()
     n, m = (int(v) for v in A.shape)
     if n != m:
         raise InvalidArgument(f"[{op}] A must be square, got shape ({n}, {m})")

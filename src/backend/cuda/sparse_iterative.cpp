@@ -1,8 +1,13 @@
-// CUDA CG (real f32 / f64; M = None or jacobi) with the whole loop on the device: cuSPARSE SpMV
-// (buffer and preprocessing made once per solve), cuBLAS dot / nrm2 writing device scalars
+// CUDA CG (real f32 / f64; M = None, jacobi or ic0) with the whole loop on the device: cuSPARSE
+// SpMV (buffer and preprocessing made once per solve), cuBLAS dot / nrm2 writing device scalars
 // (CUBLAS_POINTER_MODE_DEVICE), fused kernels for alpha, beta and the vector updates, and a
 // device status word that the host reads every `check_every` iterations (the kernels stop
 // updating once it is set, so the iterate and the count are those of the converged iteration).
+// M = 'ic0' (int32 indices only): IC(0) of a copy of A's values by cuSPARSE's legacy csric02
+// (it reads the lower triangle, sorted column indices: gpula CSR is canonical), then
+// z = L^-T L^-1 r by two cusparseSpSV solves on the same L (fill mode lower, non-unit diagonal;
+// NON_TRANSPOSE then TRANSPOSE), analysed once per solve.
+#define DISABLE_CUSPARSE_DEPRECATED  // csric02 is the legacy API (no generic IC(0) in cuSPARSE)
 #include "backend/cuda/kernels/sparse_iterative.h"
 
 #include <cublas_v2.h>
@@ -55,6 +60,153 @@ struct CusparseObjects {
     if (out) GPULA_CHECK_NOTHROW(cusparseDestroyDnVec(out));
   }
 };
+
+cusparseStatus_t csric02_buffer_size(cusparseHandle_t h, int n, int nnz, cusparseMatDescr_t md,
+                                     float* v, const int* ptr, const int* col, csric02Info_t info,
+                                     int* bytes) {
+  return cusparseScsric02_bufferSize(h, n, nnz, md, v, ptr, col, info, bytes);
+}
+cusparseStatus_t csric02_buffer_size(cusparseHandle_t h, int n, int nnz, cusparseMatDescr_t md,
+                                     double* v, const int* ptr, const int* col, csric02Info_t info,
+                                     int* bytes) {
+  return cusparseDcsric02_bufferSize(h, n, nnz, md, v, ptr, col, info, bytes);
+}
+cusparseStatus_t csric02_analysis(cusparseHandle_t h, int n, int nnz, cusparseMatDescr_t md,
+                                  const float* v, const int* ptr, const int* col,
+                                  csric02Info_t info, void* buf) {
+  return cusparseScsric02_analysis(h, n, nnz, md, v, ptr, col, info,
+                                   CUSPARSE_SOLVE_POLICY_USE_LEVEL, buf);
+}
+cusparseStatus_t csric02_analysis(cusparseHandle_t h, int n, int nnz, cusparseMatDescr_t md,
+                                  const double* v, const int* ptr, const int* col,
+                                  csric02Info_t info, void* buf) {
+  return cusparseDcsric02_analysis(h, n, nnz, md, v, ptr, col, info,
+                                   CUSPARSE_SOLVE_POLICY_USE_LEVEL, buf);
+}
+cusparseStatus_t csric02(cusparseHandle_t h, int n, int nnz, cusparseMatDescr_t md, float* v,
+                         const int* ptr, const int* col, csric02Info_t info, void* buf) {
+  return cusparseScsric02(h, n, nnz, md, v, ptr, col, info, CUSPARSE_SOLVE_POLICY_USE_LEVEL, buf);
+}
+cusparseStatus_t csric02(cusparseHandle_t h, int n, int nnz, cusparseMatDescr_t md, double* v,
+                         const int* ptr, const int* col, csric02Info_t info, void* buf) {
+  return cusparseDcsric02(h, n, nnz, md, v, ptr, col, info, CUSPARSE_SOLVE_POLICY_USE_LEVEL, buf);
+}
+
+// The IC(0) preconditioner: the factored values (L in the lower triangle, A's upper entries
+// above), the SpSV descriptors of L and L^T, their buffers and the temporary t = L^-1 r.
+struct Ic0 {
+  cusparseMatDescr_t md = nullptr;
+  csric02Info_t info = nullptr;
+  cusparseSpMatDescr_t l = nullptr;
+  cusparseSpSVDescr_t lower = nullptr, upper = nullptr;
+  cusparseDnVecDescr_t r = nullptr, t = nullptr, z = nullptr;
+  Tensor values, tmp, factor_buffer, lower_buffer, upper_buffer;
+  bool active() const { return lower != nullptr; }
+  ~Ic0() {
+    if (md) GPULA_CHECK_NOTHROW(cusparseDestroyMatDescr(md));
+    if (info) GPULA_CHECK_NOTHROW(cusparseDestroyCsric02Info(info));
+    if (l) GPULA_CHECK_NOTHROW(cusparseDestroySpMat(l));
+    if (lower) GPULA_CHECK_NOTHROW(cusparseSpSV_destroyDescr(lower));
+    if (upper) GPULA_CHECK_NOTHROW(cusparseSpSV_destroyDescr(upper));
+    if (r) GPULA_CHECK_NOTHROW(cusparseDestroyDnVec(r));
+    if (t) GPULA_CHECK_NOTHROW(cusparseDestroyDnVec(t));
+    if (z) GPULA_CHECK_NOTHROW(cusparseDestroyDnVec(z));
+  }
+};
+
+Tensor byte_buffer(size_t bytes, Stream stream) {
+  return Tensor::empty({static_cast<int64_t>(bytes / 4 + 1)}, DType::i32, stream);
+}
+
+// Factors a copy of A's values (A is not modified) and prepares the two triangular solves
+// r -> t (L t = r) -> z (L^T z = t). Missing diagonal: SingularMatrix; a pivot that is not
+// positive: NotPositiveDefinite, as the CPU ic0 (the row is the first bad diagonal of L).
+template <class T>
+void setup_ic0(Ic0& m, const char* op, const CsrView& a, DType dt, T* r, T* z, int64_t* scratch,
+               cudaStream_t st, cusparseHandle_t hs, Stream stream) {
+  const cudaDataType vt = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+  const int n = static_cast<int>(a.rows);
+  const int nnz = static_cast<int>(a.nnz());
+  const int* ptr = static_cast<const int*>(a.indptr.data);
+  const int* col = static_cast<const int*>(a.indices.data);
+  {  // csric02 and SpSV need sorted column indices (CsrMatrix is canonical; a raw view may not be)
+    int64_t bad = INT64_MAX;
+    GPULA_CHECK(op, cudaMemcpyAsync(scratch, &bad, sizeof bad, cudaMemcpyHostToDevice, st));
+    first_unsorted_row(a.rows, ptr, col, scratch, st);
+    GPULA_CHECK(op, cudaGetLastError());
+    GPULA_CHECK(op, cudaMemcpyAsync(&bad, scratch, sizeof bad, cudaMemcpyDeviceToHost, st));
+    GPULA_CHECK(op, cudaStreamSynchronize(st));
+    if (bad != INT64_MAX) {
+      throw_error<InvalidArgument>(op,
+                                   "M='ic0' on a GPU needs canonical CSR (sorted column indices, "
+                                   "no duplicates); row ",
+                                   bad, " is not");
+    }
+  }
+  m.values = Tensor::empty({std::max<int64_t>(a.nnz(), 1)}, dt, stream);
+  T* lv = static_cast<T*>(m.values.data());
+  GPULA_CHECK(
+      op, cudaMemcpyAsync(lv, a.values.data, a.nnz() * sizeof(T), cudaMemcpyDeviceToDevice, st));
+  GPULA_CHECK(op, cusparseCreateMatDescr(&m.md));
+  GPULA_CHECK(op, cusparseSetMatType(m.md, CUSPARSE_MATRIX_TYPE_GENERAL));
+  GPULA_CHECK(op, cusparseSetMatIndexBase(m.md, CUSPARSE_INDEX_BASE_ZERO));
+  GPULA_CHECK(op, cusparseCreateCsric02Info(&m.info));
+  int fbytes = 0;
+  GPULA_CHECK(op, csric02_buffer_size(hs, n, nnz, m.md, lv, ptr, col, m.info, &fbytes));
+  m.factor_buffer = byte_buffer(static_cast<size_t>(fbytes), stream);
+  GPULA_CHECK(op, csric02_analysis(hs, n, nnz, m.md, lv, ptr, col, m.info, m.factor_buffer.data()));
+  int pos = -1;  // host pointer mode: zeroPivot waits for the analysis
+  cusparseStatus_t zs = cusparseXcsric02_zeroPivot(hs, m.info, &pos);
+  if (zs == CUSPARSE_STATUS_ZERO_PIVOT) {
+    throw SingularMatrix(gpula::detail::cat("[", op, "] M='ic0': A[", pos, ", ", pos,
+                                            "] is not stored (zero pivot)"),
+                         pos, -1);
+  }
+  GPULA_CHECK(op, zs);
+  GPULA_CHECK(op, csric02(hs, n, nnz, m.md, lv, ptr, col, m.info, m.factor_buffer.data()));
+  // csric02 reports a zero pivot; a negative one gives a NaN diagonal: look for both.
+  zs = cusparseXcsric02_zeroPivot(hs, m.info, &pos);
+  if (zs != CUSPARSE_STATUS_ZERO_PIVOT) GPULA_CHECK(op, zs);
+  int64_t bad = INT64_MAX;
+  GPULA_CHECK(op, cudaMemcpyAsync(scratch, &bad, sizeof bad, cudaMemcpyHostToDevice, st));
+  ic0_bad_pivot<T>(a.rows, ptr, col, lv, scratch, st);
+  GPULA_CHECK(op, cudaGetLastError());
+  GPULA_CHECK(op, cudaMemcpyAsync(&bad, scratch, sizeof bad, cudaMemcpyDeviceToHost, st));
+  GPULA_CHECK(op, cudaStreamSynchronize(st));
+  if (zs == CUSPARSE_STATUS_ZERO_PIVOT && pos >= 0 && pos < bad) bad = pos;
+  if (bad != INT64_MAX) {
+    throw NotPositiveDefinite(gpula::detail::cat("[", op, "] M='ic0': pivot ", bad,
+                                                 " is not positive (IC(0) of A breaks down)"),
+                              bad + 1, -1);
+  }
+
+  GPULA_CHECK(
+      op, cusparseCreateCsr(&m.l, a.rows, a.cols, a.nnz(), a.indptr.data, a.indices.data, lv,
+                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, vt));
+  cusparseFillMode_t fill = CUSPARSE_FILL_MODE_LOWER;
+  cusparseDiagType_t diag = CUSPARSE_DIAG_TYPE_NON_UNIT;
+  GPULA_CHECK(op, cusparseSpMatSetAttribute(m.l, CUSPARSE_SPMAT_FILL_MODE, &fill, sizeof fill));
+  GPULA_CHECK(op, cusparseSpMatSetAttribute(m.l, CUSPARSE_SPMAT_DIAG_TYPE, &diag, sizeof diag));
+  m.tmp = Tensor::empty({a.rows}, dt, stream);
+  GPULA_CHECK(op, cusparseCreateDnVec(&m.r, a.rows, r, vt));
+  GPULA_CHECK(op, cusparseCreateDnVec(&m.t, a.rows, m.tmp.data(), vt));
+  GPULA_CHECK(op, cusparseCreateDnVec(&m.z, a.rows, z, vt));
+  const T one = 1;
+  size_t bytes = 0;
+  GPULA_CHECK(op, cusparseSpSV_createDescr(&m.lower));
+  GPULA_CHECK(op, cusparseSpSV_bufferSize(hs, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m.l, m.r, m.t,
+                                          vt, CUSPARSE_SPSV_ALG_DEFAULT, m.lower, &bytes));
+  m.lower_buffer = byte_buffer(bytes, stream);
+  GPULA_CHECK(op,
+              cusparseSpSV_analysis(hs, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m.l, m.r, m.t, vt,
+                                    CUSPARSE_SPSV_ALG_DEFAULT, m.lower, m.lower_buffer.data()));
+  GPULA_CHECK(op, cusparseSpSV_createDescr(&m.upper));
+  GPULA_CHECK(op, cusparseSpSV_bufferSize(hs, CUSPARSE_OPERATION_TRANSPOSE, &one, m.l, m.t, m.z, vt,
+                                          CUSPARSE_SPSV_ALG_DEFAULT, m.upper, &bytes));
+  m.upper_buffer = byte_buffer(bytes, stream);
+  GPULA_CHECK(op, cusparseSpSV_analysis(hs, CUSPARSE_OPERATION_TRANSPOSE, &one, m.l, m.t, m.z, vt,
+                                        CUSPARSE_SPSV_ALG_DEFAULT, m.upper, m.upper_buffer.data()));
+}
 
 template <class T>
 IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const TensorView& xv,
@@ -109,6 +261,10 @@ IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const 
                                    ", ", zero_row, "] = 0");
     }
   }
+  Ic0 ic0;
+  if (o.preconditioner == Preconditioner::ic0) {
+    setup_ic0<T>(ic0, op, a, dt, r, z, status, st, hs, stream);
+  }
   GPULA_CHECK(op, cudaMemsetAsync(status, 0, 2 * sizeof(int64_t), st));
 
   CusparseObjects d;
@@ -156,6 +312,14 @@ IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const 
       jacobi_apply<T>(n, static_cast<const T*>(dinv.data()), r, z, status, st);
       return z;
     }
+    if (ic0.active()) {  // L t = r, L^T z = t
+      const T unit = 1;
+      GPULA_CHECK(op, cusparseSpSV_solve(hs, CUSPARSE_OPERATION_NON_TRANSPOSE, &unit, ic0.l, ic0.r,
+                                         ic0.t, vt, CUSPARSE_SPSV_ALG_DEFAULT, ic0.lower));
+      GPULA_CHECK(op, cusparseSpSV_solve(hs, CUSPARSE_OPERATION_TRANSPOSE, &unit, ic0.l, ic0.t,
+                                         ic0.z, vt, CUSPARSE_SPSV_ALG_DEFAULT, ic0.upper));
+      return z;
+    }
     return r;
   };
   const T* zz = precondition();
@@ -197,12 +361,19 @@ IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const 
 IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
                                 const IterativeOptions& o, Stream stream) {
   const bool real = p.dtype == DType::f32 || p.dtype == DType::f64;
-  const bool prec_ok =
-      o.preconditioner == Preconditioner::none || o.preconditioner == Preconditioner::jacobi;
+  const bool prec_ok = o.preconditioner == Preconditioner::none ||
+                       o.preconditioner == Preconditioner::jacobi ||
+                       o.preconditioner == Preconditioner::ic0;
   if (p.method != KrylovMethod::cg || !real || p.csr == nullptr || !prec_ok) {
     throw_error<NotSupported>(p.op,
                               "on a GPU only cg with a real (float32/float64) sparse A and "
-                              "M = None or 'jacobi' is implemented yet");
+                              "M = None, 'jacobi' or 'ic0' is implemented yet");
+  }
+  if (o.preconditioner == Preconditioner::ic0 && p.csr->index_dtype() != DType::i32) {
+    throw_error<NotSupported>(p.op,
+                              "M='ic0' on a GPU needs int32 A.indices / A.indptr (cuSPARSE "
+                              "csric02 is 32-bit only), got ",
+                              gpula::name(p.csr->index_dtype()));
   }
   if (p.dtype == DType::f32) return cg_typed<float>(p, b, x, o, stream);
   return cg_typed<double>(p, b, x, o, stream);

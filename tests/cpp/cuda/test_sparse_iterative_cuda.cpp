@@ -1,13 +1,16 @@
 // gpula::sparse::cg on a GPU (device-resident loop) against the CPU backend: 2-D Poisson, f64
-// and f32, M = None and jacobi; x poisoned where it is an output; iterations equal up to the
-// check granularity; info semantics (maxiter, exact x0, b = 0); NotSupported for the rest.
+// and f32, M = None, jacobi and ic0 (int32 indices); x poisoned where it is an output; iterations
+// equal up to the check granularity; info semantics (maxiter, exact x0, b = 0); the ic0 pivot
+// errors; NotSupported for the rest.
 #include <cuda_runtime.h>
 #include <gpula/error.h>
 #include <gpula/sparse.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace {
@@ -145,6 +148,108 @@ TEST(SparseIterativeCuda, CgMatchesCpu) {
   compare<float>(sp::Preconditioner::jacobi, 1e-5, -1, false, false);
 }
 
+std::vector<int32_t> narrow(const std::vector<int64_t>& v) {
+  return std::vector<int32_t>(v.begin(), v.end());
+}
+
+// CG + ic0 on the GPU (int32 indices) against the CPU backend's ic0 (the same IC(0) on the pattern
+// of A, as L D L^T there and L L^T in cuSPARSE): solution, residual, iterations, fewer than M=None.
+template <class T>
+void compare_ic0(double rtol) {
+  Poisson<T> m(30);
+  const std::vector<int32_t> ptr = narrow(m.ptr), col = narrow(m.col);
+  std::vector<T> b(m.n);
+  for (int64_t i = 0; i < m.n; ++i) b[i] = T(std::sin(0.37 * i) + 0.1);
+  sp::IterativeOptions o;
+  o.rtol = rtol;
+  o.preconditioner = sp::Preconditioner::ic0;
+  Dev d0;
+  sp::CsrView ac{m.n, m.n, up(d0, ptr, DType::i32, false), up(d0, col, DType::i32, false),
+                 up(d0, m.val, dt<T>(), false)};
+  std::vector<T> xc(m.n, T(0));
+  const auto rc = sp::cg(ac, up(d0, b, dt<T>(), false), up(d0, xc, dt<T>(), false), o);
+  ASSERT_EQ(rc.info, 0);
+  Dev d1, d2, d3, db, dx, dx2;
+  sp::CsrView ag{m.n, m.n, up(d1, ptr, DType::i32, true), up(d2, col, DType::i32, true),
+                 up(d3, m.val, dt<T>(), true)};
+  const TensorView bg = up(db, b, dt<T>(), true);
+  const TensorView xg = up(dx, std::vector<T>(m.n, T(0)), dt<T>(), true);
+  const auto rg = sp::cg(ag, bg, xg, o);
+  ASSERT_EQ(rg.info, 0);
+  std::vector<T> xh(m.n), vals(m.val.size());
+  CU(cudaMemcpy(xh.data(), dx.p, m.n * sizeof(T), cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(vals.data(), d3.p, vals.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(vals, m.val);  // A's values are not modified by the factorization
+  EXPECT_NEAR(static_cast<double>(rg.iterations), static_cast<double>(rc.iterations), 2.0);
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < m.n; ++i) {
+    num += (double(xh[i]) - double(xc[i])) * (double(xh[i]) - double(xc[i]));
+    den += double(xc[i]) * double(xc[i]);
+  }
+  const double bound = std::is_same_v<T, float> ? 1e-3 : 1e-8;
+  EXPECT_LT(std::sqrt(num / den), bound);
+  // the true residual ||b - A x|| in double on the host
+  double rn = 0, bn = 0;
+  for (int64_t i = 0; i < m.n; ++i) {
+    double s = double(b[i]);
+    for (int64_t k = m.ptr[i]; k < m.ptr[i + 1]; ++k) s -= double(m.val[k]) * double(xh[m.col[k]]);
+    rn += s * s;
+    bn += double(b[i]) * double(b[i]);
+  }
+  EXPECT_LE(rg.residual_norm, rtol * std::sqrt(bn) * 1.0001);
+  const double slack =
+      std::is_same_v<T, float> ? 100.0 : 1.01;  // f32: rounding of the true residual
+  EXPECT_LE(std::sqrt(rn), slack * rtol * std::sqrt(bn));
+  o.preconditioner = sp::Preconditioner::none;  // ic0 needs fewer iterations than no M
+  const TensorView xg2 = up(dx2, std::vector<T>(m.n, T(0)), dt<T>(), true);
+  const auto rn0 = sp::cg(ag, bg, xg2, o);
+  EXPECT_LT(rg.iterations, rn0.iterations);
+}
+
+TEST(SparseIterativeCuda, CgIc0MatchesCpu) {
+  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  compare_ic0<double>(1e-10);
+  compare_ic0<float>(1e-5);
+}
+
+TEST(SparseIterativeCuda, CgIc0PivotErrors) {
+  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  sp::IterativeOptions o;
+  o.preconditioner = sp::Preconditioner::ic0;
+  std::vector<double> b{1.0, 1.0}, x{0.0, 0.0};
+  {  // [[1, 2], [2, 1]]: symmetric, indefinite; IC(0) pivot 1 is 1 - 4 < 0
+    const std::vector<int32_t> ptr{0, 2, 4}, col{0, 1, 0, 1};
+    const std::vector<double> val{1.0, 2.0, 2.0, 1.0};
+    Dev d1, d2, d3, db, dx;
+    sp::CsrView ag{2, 2, up(d1, ptr, DType::i32, true), up(d2, col, DType::i32, true),
+                   up(d3, val, DType::f64, true)};
+    try {
+      sp::cg(ag, up(db, b, DType::f64, true), up(dx, x, DType::f64, true), o);
+      ADD_FAILURE() << "no error";
+    } catch (const NotPositiveDefinite& e) {
+      EXPECT_NE(std::string(e.what()).find("M='ic0': pivot 1"), std::string::npos) << e.what();
+    }
+  }
+  {  // a raw view with unsorted column indices in row 0: rejected, not factored wrongly
+    const std::vector<int32_t> ptr{0, 2, 4}, col{1, 0, 0, 1};
+    const std::vector<double> val{1.0, 4.0, 1.0, 4.0};
+    Dev d1, d2, d3, db, dx;
+    sp::CsrView ag{2, 2, up(d1, ptr, DType::i32, true), up(d2, col, DType::i32, true),
+                   up(d3, val, DType::f64, true)};
+    EXPECT_THROW(sp::cg(ag, up(db, b, DType::f64, true), up(dx, x, DType::f64, true), o),
+                 InvalidArgument);
+  }
+  {  // [[1, 1], [1, .]]: A[1, 1] not stored (structural zero pivot)
+    const std::vector<int32_t> ptr{0, 2, 3}, col{0, 1, 0};
+    const std::vector<double> val{1.0, 1.0, 1.0};
+    Dev d1, d2, d3, db, dx;
+    sp::CsrView ag{2, 2, up(d1, ptr, DType::i32, true), up(d2, col, DType::i32, true),
+                   up(d3, val, DType::f64, true)};
+    EXPECT_THROW(sp::cg(ag, up(db, b, DType::f64, true), up(dx, x, DType::f64, true), o),
+                 LinAlgError);
+  }
+}
+
 TEST(SparseIterativeCuda, InfoSemantics) {
   if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
   compare<double>(sp::Preconditioner::none, 1e-14, 5, false, false);  // maxiter reached
@@ -162,7 +267,9 @@ TEST(SparseIterativeCuda, NotSupportedYet) {
   const TensorView bg = up(db, b, DType::f64, true), xg = up(dx, x, DType::f64, true);
   sp::IterativeOptions o;
   EXPECT_THROW(sp::gmres(ag, bg, xg, o), NotSupported);
-  o.preconditioner = sp::Preconditioner::ic0;
+  o.preconditioner = sp::Preconditioner::ic0;  // int64 indices: csric02 is 32-bit only
+  EXPECT_THROW(sp::cg(ag, bg, xg, o), NotSupported);
+  o.preconditioner = sp::Preconditioner::ilu0;
   EXPECT_THROW(sp::cg(ag, bg, xg, o), NotSupported);
 }
 

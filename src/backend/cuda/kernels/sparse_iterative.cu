@@ -83,7 +83,42 @@ __global__ void inv_diag_kernel(int64_t n, const I* ptr, const I* col, const T* 
   }
 }
 
+// First row whose stored diagonal of the IC(0) factor is missing, not positive or not finite.
+template <class T>
+__global__ void bad_pivot_kernel(int64_t n, const int32_t* ptr, const int32_t* col, const T* val,
+                                 unsigned long long* bad_row) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  bool found = false, ok = false;
+  for (int64_t k = ptr[i]; k < ptr[i + 1]; ++k) {
+    if (col[k] == i) {
+      found = true;
+      ok = val[k] > T(0) && isfinite(val[k]);
+    }
+  }
+  if (!found || !ok) atomicMin(bad_row, static_cast<unsigned long long>(i));
+}
+
+// First row whose column indices are not strictly increasing (unsorted or duplicated).
+__global__ void unsorted_row_kernel(int64_t n, const int32_t* ptr, const int32_t* col,
+                                    unsigned long long* bad_row) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  for (int64_t k = ptr[i] + 1; k < ptr[i + 1]; ++k) {
+    if (col[k] <= col[k - 1]) {
+      atomicMin(bad_row, static_cast<unsigned long long>(i));
+      return;
+    }
+  }
+}
+
 }  // namespace
+
+void first_unsorted_row(int64_t n, const int32_t* ptr, const int32_t* col, int64_t* bad_row,
+                        cudaStream_t st) {
+  unsorted_row_kernel<<<blocks(n), kThreads, 0, st>>>(
+      n, ptr, col, reinterpret_cast<unsigned long long*>(bad_row));
+}
 
 template <class T>
 void cg_alpha(const CgScalars& s, int64_t* status, cudaStream_t st) {
@@ -119,6 +154,13 @@ void inverse_diagonal(int64_t n, const I* ptr, const I* col, const T* val, T* d,
       n, ptr, col, val, d, reinterpret_cast<unsigned long long*>(zero_row));
 }
 
+template <class T>
+void ic0_bad_pivot(int64_t n, const int32_t* ptr, const int32_t* col, const T* val,
+                   int64_t* bad_row, cudaStream_t st) {
+  bad_pivot_kernel<T><<<blocks(n), kThreads, 0, st>>>(
+      n, ptr, col, val, reinterpret_cast<unsigned long long*>(bad_row));
+}
+
 #define GPULA_CG_INST(T)                                                                        \
   template void cg_alpha<T>(const CgScalars&, int64_t*, cudaStream_t);                          \
   template void cg_update_xr<T>(int64_t, const CgScalars&, const T*, const T*, T*, T*,          \
@@ -130,7 +172,9 @@ void inverse_diagonal(int64_t n, const I* ptr, const I* col, const T* val, T* d,
   template void inverse_diagonal<T, int32_t>(int64_t, const int32_t*, const int32_t*, const T*, \
                                              T*, int64_t*, cudaStream_t);                       \
   template void inverse_diagonal<T, int64_t>(int64_t, const int64_t*, const int64_t*, const T*, \
-                                             T*, int64_t*, cudaStream_t);
+                                             T*, int64_t*, cudaStream_t);                       \
+  template void ic0_bad_pivot<T>(int64_t, const int32_t*, const int32_t*, const T*, int64_t*,   \
+                                 cudaStream_t);
 GPULA_CG_INST(float)
 GPULA_CG_INST(double)
 

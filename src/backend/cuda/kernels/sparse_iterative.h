@@ -35,4 +35,13 @@ template <class T, class I>
 void inverse_diagonal(int64_t n, const I* indptr, const I* indices, const T* values, T* inv_diag,
                       int64_t* zero_row, cudaStream_t st);
 
+/// *bad_row = min(*bad_row, the first row whose column indices are not strictly increasing).
+void first_unsorted_row(int64_t n, const int32_t* indptr, const int32_t* indices, int64_t* bad_row,
+                        cudaStream_t st);
+/// *bad_row = min(*bad_row, the first row whose stored diagonal of the factored values is
+/// missing, <= 0 or not finite); int32 indices (the IC(0) factor of cusparse?csric02).
+template <class T>
+void ic0_bad_pivot(int64_t n, const int32_t* indptr, const int32_t* indices, const T* values,
+                   int64_t* bad_row, cudaStream_t st);
+
 }  // namespace gpula::detail::cuda
