@@ -30,7 +30,7 @@ PY_PACKAGES += nvidia-cudss-cu13
 
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 
-.PHONY: test demo deps cpp-build cpp-test py-install py-test clean
+.PHONY: test demo deps cpp-build cpp-test py-install py-test fuzz clean
 
 test: cpp-test py-test
 
@@ -72,6 +72,24 @@ cpp-build: deps
 
 cpp-test: cpp-build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+# ---- fuzzing -----------------------------------------------------------------------------------
+
+# The sparse validator's libFuzzer target (fuzz/README.md): clang, ASan + UBSan, CPU only, in its
+# own build folder (clang++ must be installed); runs FUZZ_TIME seconds on a scratch copy of fuzz/corpus (new inputs land in
+# build-fuzz/corpus, crashes in build-fuzz/). The seed corpus also replays in every ctest run.
+FUZZ_BUILD := build-fuzz
+FUZZ_TIME ?= 60
+FUZZ_ARGS ?=
+
+fuzz: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+	  -DGPULA_FUZZ=ON -DGPULA_CUDA=OFF -DGPULA_BUILD_TESTS=OFF -DGPULA_BUILD_BENCH=OFF \
+	  -DGPULA_BUILD_EXAMPLES=OFF
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_sparse_validate
+	mkdir -p $(FUZZ_BUILD)/corpus
+	cd $(FUZZ_BUILD) && ./fuzz_sparse_validate -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+	  $(FUZZ_ARGS) corpus ../fuzz/corpus
 
 # ---- Python ------------------------------------------------------------------------------------
 

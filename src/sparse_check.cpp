@@ -1,6 +1,7 @@
 // Structural checks of CSR views, shared by every sparse operation's front.
 #include <gpula/sparse.h>
 
+#include <limits>
 #include <string>
 
 #include "format.h"
@@ -13,6 +14,10 @@ void check_array(const TensorView& t, const char* name, int64_t length, const st
   using detail::throw_error;
   if (t.ndim() != 1) {
     throw_error<InvalidArgument>(op.c_str(), name, " must be 1-D, got shape ", t.shape_str());
+  }
+  if (t.shape[0] < 0) {
+    throw_error<InvalidArgument>(op.c_str(), name, " must have a non-negative length, got ",
+                                 t.shape[0]);
   }
   if (t.shape[0] != length) {
     throw_error<InvalidArgument>(op.c_str(), name, " must have length ", length, ", got ",
@@ -35,6 +40,10 @@ void check_csr(const CsrView& a, std::string_view op_view) {
   if (a.rows < 0 || a.cols < 0) {
     throw_error<InvalidArgument>(op.c_str(), "shape must be non-negative, got (", a.rows, ", ",
                                  a.cols, ")");
+  }
+  if (a.rows == std::numeric_limits<int64_t>::max()) {
+    throw_error<InvalidArgument>(op.c_str(), "shape (", a.rows, ", ", a.cols,
+                                 ") has too many rows: indptr would need rows + 1 entries");
   }
   if (a.indptr.dtype != DType::i32 && a.indptr.dtype != DType::i64) {
     throw_error<DTypeError>(op.c_str(), "indptr must be int32 or int64, got ",

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format.h"
@@ -224,6 +226,10 @@ CsrMatrix CsrMatrix::from_coo(int64_t rows, int64_t cols, const TensorView& row,
     throw_error<InvalidArgument>(op.c_str(), "shape must be non-negative, got (", rows, ", ", cols,
                                  ")");
   }
+  if (rows == std::numeric_limits<int64_t>::max()) {
+    throw_error<InvalidArgument>(op.c_str(), "shape (", rows, ", ", cols,
+                                 ") has too many rows: indptr would need rows + 1 entries");
+  }
   if (row.dtype != DType::i32 && row.dtype != DType::i64) {
     throw_error<DTypeError>(op.c_str(), "row must be int32 or int64, got ", name(row.dtype));
   }
@@ -233,10 +239,19 @@ CsrMatrix CsrMatrix::from_coo(int64_t rows, int64_t cols, const TensorView& row,
   }
   const int64_t nnz = values.ndim() == 1 ? values.shape[0] : -1;
   for (const auto* t : {&row, &col, &values}) {
-    if (t->ndim() != 1 || t->shape[0] != nnz || (nnz > 1 && t->strides[0] != 1)) {
+    if (t->ndim() != 1 || t->shape[0] != nnz || nnz < 0 || (nnz > 1 && t->strides[0] != 1)) {
       throw_error<InvalidArgument>(
           op.c_str(), "row, col and values must be 1-D contiguous of one length, got ",
           row.shape_str(), ", ", col.shape_str(), ", ", values.shape_str());
+    }
+  }
+  {
+    const std::pair<const TensorView*, const char*> arrays[] = {
+        {&row, "row"}, {&col, "col"}, {&values, "values"}};
+    for (const auto& [t, array_name] : arrays) {
+      if (nnz > 0 && t->data == nullptr) {
+        throw_error<InvalidArgument>(op.c_str(), array_name, " has no data");
+      }
     }
   }
   if (row.device != values.device || col.device != values.device) {
@@ -274,6 +289,10 @@ CsrMatrix CsrMatrix::from_csc(int64_t rows, int64_t cols, const TensorView& colp
   // A CSC matrix is the CSR of its transpose: check it as such.
   const CsrView t{cols, rows, colptr, rowind, values};
   check_csr(t, op);
+  if (rows == std::numeric_limits<int64_t>::max()) {
+    throw_error<InvalidArgument>(op.c_str(), "shape (", rows, ", ", cols,
+                                 ") has too many rows: indptr would need rows + 1 entries");
+  }
   const auto ptr = read_index(colptr);
   const auto r = read_index(rowind);
   validate_index_arrays(ptr, r, rows, "colptr", "rowind", op);

@@ -33,7 +33,8 @@ struct CsrView {
 };
 
 /// Checks a CsrView's structure, not its contents: index and value dtypes, 1-D contiguous arrays
-/// of lengths rows + 1, nnz, nnz, one device, rows/cols >= 0. Throws InvalidArgument or
+/// of non-negative lengths rows + 1, nnz, nnz, one device, rows/cols >= 0 (rows + 1 must fit in
+/// int64). Throws InvalidArgument or
 /// DTypeError whose message starts with "[op]" and names the array and the value.
 void check_csr(const CsrView& a, std::string_view op);
 

@@ -5,6 +5,7 @@
 
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -150,6 +151,62 @@ TEST(SparseMatrix, ValidationMessages) {
   EXPECT_THROW(CsrMatrix::from_csr(1, 1, host(std::vector<double>{0, 0}),
                                    host(std::vector<double>{}), host(std::vector<double>{})),
                gpula::DTypeError);
+}
+
+// Found by fuzz/fuzz_sparse_validate (inputs fuzz/corpus/view_negative_lengths,
+// coo_negative_lengths, csr_rows_int64_max): views whose indices and values share one negative
+// length passed the length checks and reached std::vector(size_t(-n)) (std::length_error, not
+// InvalidArgument); rows == INT64_MAX overflowed rows + 1 (UB) in check_csr, from_coo, from_csc.
+TEST(SparseMatrix, RejectsNegativeLengthsAndRowsPlusOneOverflow) {
+  Tensor p = host(std::vector<int32_t>{0, 0, 0});
+  Tensor i = host(std::vector<int32_t>{});
+  Tensor v = host(std::vector<double>{});
+  TensorView neg_i = i.view(), neg_v = v.view();
+  neg_i.shape = {-3};
+  neg_v.shape = {-3};
+  const CsrView bad{2, 3, p.view(), neg_i, neg_v};
+  EXPECT_EQ(error_of([&] { check_csr(bad, "op"); }),
+            "[op] indices must have a non-negative length, got -3");
+  EXPECT_EQ(error_of([&] { validate_csr(bad, "op"); }),
+            "[op] indices must have a non-negative length, got -3");
+  EXPECT_EQ(error_of([&] { CsrMatrix::from_csc(3, 2, p.view(), neg_i, neg_v); }),
+            "[sparse.csr_matrix] indices must have a non-negative length, got -3");
+  TensorView neg_r = neg_i;
+  EXPECT_EQ(error_of([&] { CsrMatrix::from_coo(2, 2, neg_r, neg_i, neg_v); }),
+            "[sparse.csr_matrix] row, col and values must be 1-D contiguous of one length, got "
+            "(-3,), (-3,), (-3,)");
+
+  constexpr int64_t big = std::numeric_limits<int64_t>::max();
+  Tensor p1 = host(std::vector<int64_t>{0});
+  Tensor i64 = host(std::vector<int64_t>{});
+  const std::string too_many = "[sparse.csr_matrix] shape (9223372036854775807, 2) has too many "
+                               "rows: indptr would need rows + 1 entries";
+  EXPECT_EQ(error_of([&] { CsrMatrix::from_csr(big, 2, p1, i64, v); }), too_many);
+  EXPECT_EQ(error_of([&] { CsrMatrix::from_coo(big, 2, i64.view(), i64.view(), v.view()); }),
+            too_many);
+  Tensor cp = host(std::vector<int64_t>{0, 0, 0});
+  EXPECT_EQ(error_of([&] { CsrMatrix::from_csc(big, 2, cp.view(), i64.view(), v.view()); }),
+            too_many);
+  // cols == INT64_MAX stays a valid CSR / COO shape (no array has cols + 1 entries).
+  CsrMatrix wide = CsrMatrix::from_csr(1, big, host(std::vector<int64_t>{0, 1}),
+                                       host(std::vector<int64_t>{big - 1}), host(std::vector<double>{2}));
+  EXPECT_EQ(read<int64_t>(wide.indices()), (std::vector<int64_t>{big - 1}));
+}
+
+// Found by fuzz/fuzz_sparse_validate (fuzz/corpus/crash_coo_null_data): from_coo read a
+// null col array (UB, a crash) instead of rejecting it like check_csr does for CSR arrays.
+TEST(SparseMatrix, FromCooRejectsNullData) {
+  Tensor r = host(std::vector<int64_t>{0, 1});
+  Tensor c = host(std::vector<int64_t>{1, 0});
+  Tensor v = host(std::vector<double>{1, 2});
+  TensorView null_c = c.view();
+  null_c.data = nullptr;
+  EXPECT_EQ(error_of([&] { CsrMatrix::from_coo(2, 2, r.view(), null_c, v.view()); }),
+            "[sparse.csr_matrix] col has no data");
+  TensorView null_v = v.view();
+  null_v.data = nullptr;
+  EXPECT_EQ(error_of([&] { CsrMatrix::from_coo(2, 2, r.view(), c.view(), null_v); }),
+            "[sparse.csr_matrix] values has no data");
 }
 
 TEST(SparseMatrix, SpMVArgumentErrors) {
