@@ -220,10 +220,12 @@ def main(argv=None):
     p.add_argument("--json")
     p.add_argument("--summary")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--gpu-only", action="store_true", help="skip the CPU cases")
     args = p.parse_args(argv)
     rows = []
     repeats = 1 if args.quick else 3
-    cpu_cases(rows, args.quick, repeats)
+    if not args.gpu_only:
+        cpu_cases(rows, args.quick, repeats)
     gpu_cases(rows, args.quick, repeats)
     date = datetime.date.today().isoformat()
     lines = [

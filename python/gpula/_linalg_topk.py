@@ -1,9 +1,9 @@
 """Top-k SVD and top-k Hermitian eigenpairs (gpula.linalg.svd(k=...) / eigh(k=...)).
 
 svd_topk: randomized range finder (Halko, Martinsson, Tropp 2011) with oversampling p and q
-power (subspace) iterations, each followed by a re-orthonormalization (shifted CholeskyQR3:
-gpula matmuls and an l x l Cholesky on the host; Householder QR if that fails); every large
-product is gpula's matmul, so the work runs where the data lives (cuBLAS/cuSOLVER for CUDA
+power (subspace) iterations, each followed by a QR re-orthonormalization; every large product
+is gpula's matmul and every orthonormalization gpula's QR, so the work runs where the data
+lives (cuBLAS/cuSOLVER for CUDA
 arrays, BLAS/LAPACK for NumPy). The (k + p) x (k + p) projected problem is a small dense SVD on the host. Cost O(m n (k + p) (2 q + 2)), growing with k.
 Accuracy: the error of sigma_j is bounded by the tail sigma_{k+p+1} shrunk by the power
 iterations (roughly (sigma_{k+p+1} / sigma_j)^(2 q + 1)); with fast singular value decay a few
@@ -100,37 +100,6 @@ def _orth(y: Any) -> Any:
     return qr(_contig(y))[0]
 
 
-def _orth_cholqr(y: Any) -> Any:
-    """Orthonormal basis of the columns of tall (..., m, l) y by shifted CholeskyQR3 (Fukaya,
-    Kannan, Nakatsukasa, Yamamoto, Yanagisawa 2020): three passes of Q = Y R^-1 with R^H R the
-    Gram matrix Y^H Y, the first one shifted by 11 (m l + l (l + 1)) eps ||Y||_F^2 so that its
-    Cholesky exists even for a rank-deficient Y; the next two restore
-    orthogonality to working precision. Per pass: two gpula matmuls where y lives and an l x l
-    Cholesky and triangular inverse in float64 on the host; far cheaper than a Householder QR of
-    a tall-skinny block on a GPU. Falls back to that QR when a Gram matrix is not finite or its
-    Cholesky fails."""
-    m, ell = int(y.shape[-2]), int(y.shape[-1])
-    dt = _np_dtype(y)
-    eps = float(np.finfo(_real_dtype(y)).eps)
-    wide = np.complex128 if _is_complex(y) else np.float64
-    q = y
-    for shifted in (True, False, False):
-        g = _to_host(_mm(_adj(q), q)).astype(wide)
-        g = (g + _adj(g)) / 2
-        if shifted:
-            fro2 = np.trace(g, axis1=-2, axis2=-1).real[..., None, None]
-            g = g + 11.0 * (m * ell + ell * (ell + 1)) * eps * fro2 * np.eye(ell)
-        if not np.all(np.isfinite(g)):
-            return _orth(y)
-        try:
-            low = np.linalg.cholesky(g)  # g = L L^H, R = L^H
-        except np.linalg.LinAlgError:
-            return _orth(y)
-        rinv = np.linalg.inv(_adj(low))
-        q = _mm(q, _like(y, np.ascontiguousarray(rinv.astype(dt))))
-    return q
-
-
 def _gaussian(shape: tuple, dt: np.dtype, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     g = rng.standard_normal(shape)
@@ -193,10 +162,10 @@ def svd_topk(
     batch = tuple(a.shape[:-2])
     omega = _randn(a, batch + (n, ell), _np_dtype(a), seed)
     ah = _adj(a)
-    qm = _orth_cholqr(_mm(a, omega))
+    qm = _orth(_mm(a, omega))
     for _ in range(q):
-        z = _orth_cholqr(_mm(ah, qm))
-        qm = _orth_cholqr(_mm(a, z))
+        z = _orth(_mm(ah, qm))
+        qm = _orth(_mm(a, z))
     bh = _mm(ah, qm)  # (..., n, l) = B^H with B = Q^H A
     q2, r = __import__("gpula._linalg_qr", fromlist=["qr"]).qr(_contig(bh))
     # B = R^H Q2^H; small SVD of R^H on the host.

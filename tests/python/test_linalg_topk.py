@@ -44,8 +44,7 @@ def test_svd_topk_matches_full(dt, shape):
 
 @pytest.mark.parametrize("dt", DTYPES)
 def test_svd_topk_rank_deficient_and_zero(dt):
-    # k above the rank: the shifted CholeskyQR still gives an orthonormal U; a zero matrix
-    # (a singular Gram matrix even after the shift) takes the Householder QR fallback.
+    # k above the rank, and a zero matrix: U stays orthonormal, the extra sigmas are zero.
     rng = np.random.default_rng(5)
     a = (rng.standard_normal((80, 4)) @ rng.standard_normal((4, 50))).astype(dt)
     k = 8

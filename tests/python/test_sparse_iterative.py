@@ -188,7 +188,7 @@ def test_cupy_cg_ic0_errors():
     cp = _cupy()
     import cupyx.scipy.sparse as csps
 
-    ind = csps.csr_matrix(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    ind = csps.csr_matrix(cp.asarray(np.array([[1.0, 2.0], [2.0, 1.0]])))
     with pytest.raises(NotPositiveDefinite, match="ic0"):
         sla.cg(ind, cp.ones(2), M="ic0")
 
