@@ -19,6 +19,7 @@ import argparse
 import datetime
 import multiprocessing as mp
 import os
+import queue
 import statistics
 import time
 
@@ -43,14 +44,23 @@ def _scipy_child(m, q):
     q.put((time.perf_counter() - t0, float(np.linalg.norm(a @ x - b) / np.linalg.norm(b))))
 
 
+def _stop(p):
+    """Ends child process p: SIGTERM, then SIGKILL if it has not exited 5 s later (a child
+    inside a CUDA call may not act on SIGTERM)."""
+    p.terminate()
+    p.join(5)
+    if p.is_alive():
+        p.kill()
+        p.join()
+
+
 def time_scipy_once(m, timeout):
     q = mp.get_context("fork").Queue()
     p = mp.get_context("fork").Process(target=_scipy_child, args=(m, q))
     p.start()
     p.join(timeout)
     if p.is_alive():
-        p.terminate()
-        p.join()
+        _stop(p)
         return None, None
     return q.get() if not q.empty() else (None, None)
 
@@ -114,11 +124,13 @@ def time_cupyx(m, repeats, timeout):
     p.join(timeout)
     timed_out = p.is_alive()
     if timed_out:
-        p.terminate()
-        p.join()
+        _stop(p)
     last = None
-    while not q.empty():
-        last = q.get()
+    while True:  # a get() without a timeout can block on what a killed child left half-written
+        try:
+            last = q.get(timeout=1)
+        except queue.Empty:
+            break
     return last, timed_out
 
 
