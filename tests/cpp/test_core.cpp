@@ -9,6 +9,7 @@
 #include <numeric>
 #include <string>
 #include <type_traits>
+#include <cstring>
 #include <vector>
 
 #include "test_support.h"
@@ -212,6 +213,36 @@ TEST(CopyTest, ContiguousAndTransposed) {
   gpula::copy(t.view, dst.view);
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(dst.get({i, j}).real(), 10.0 * i + j);
+}
+
+// Large enough for the tiled transposing path (both unit-stride dimensions >= 8 long): every
+// element size, sizes that are not multiples of the 32 x 32 tile, a batch, and a destination
+// whose batch dimension sits between the two transposed ones.
+TEST(CopyTest, TiledTransposeEveryElementSize) {
+  for (DType t : {DType::f16, DType::f32, DType::f64, DType::c128}) {
+    const int64_t es = static_cast<int64_t>(gpula::size_of(t));
+    const int64_t nb = 3, ni = 37, nj = 70;
+    std::vector<unsigned char> src(static_cast<size_t>(nb * ni * nj * es));
+    for (size_t k = 0; k < src.size(); ++k) src[k] = static_cast<unsigned char>((k * 131 + k / 97) & 0xFF);
+    // Source row-major [b][i][j]; destination column-major per item, and [i][b][j]^T-like.
+    const std::vector<Shape> dst_strides = {{ni * nj, 1, ni}, {ni, 1, nb * ni}};
+    for (const Shape& ds : dst_strides) {
+      std::vector<unsigned char> dst(src.size(), 0xEE);
+      TensorView sv{src.data(), t, {nb, ni, nj}, {ni * nj, nj, 1}, Device::cpu()};
+      TensorView dv{dst.data(), t, {nb, ni, nj}, ds, Device::cpu()};
+      gpula::copy(sv, dv);
+      for (int64_t b = 0; b < nb; ++b)
+        for (int64_t i = 0; i < ni; ++i)
+          for (int64_t j = 0; j < nj; ++j) {
+            const int64_t so = (b * ni * nj + i * nj + j) * es;
+            const int64_t dof = (b * ds[0] + i * ds[1] + j * ds[2]) * es;
+            ASSERT_EQ(std::memcmp(&src[static_cast<size_t>(so)], &dst[static_cast<size_t>(dof)],
+                                  static_cast<size_t>(es)),
+                      0)
+                << gpula::name(t) << " at " << b << "," << i << "," << j;
+          }
+    }
+  }
 }
 
 TEST(CopyTest, StridedDestinationLeavesGapsAlone) {

@@ -1,6 +1,10 @@
 #include "backend/cpu/copy.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 namespace gpula::detail::cpu {
 namespace {
@@ -32,6 +36,83 @@ void for_each_offset(const Shape& shape, const Shape& s1, const Shape& s2, F&& f
   }
 }
 
+struct alignas(8) Bytes16 {
+  uint64_t lo, hi;
+};
+
+// Transposing copies (the unit-stride dimension differs between src and dst, as in row-major
+// <-> column-major staging for LAPACK): 32 x 32 tiles, so that both sides stay in cache, and
+// the tiles spread over OpenMP threads. Dimension a has unit dst stride, b unit src stride.
+template <class T>
+void transpose_tiles(const T* s, T* d, const Shape& shape, const Shape& ss, const Shape& ds,
+                     std::size_t a, std::size_t b) {
+  constexpr int64_t kTile = 32;
+  const int64_t na = shape[a], nb = shape[b];
+  Shape outer_shape, outer_ss, outer_ds;
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (k == a || k == b) continue;
+    outer_shape.push_back(shape[k]);
+    outer_ss.push_back(ss[k]);
+    outer_ds.push_back(ds[k]);
+  }
+  std::vector<std::pair<int64_t, int64_t>> items;  // (src, dst) offsets of each outer index
+  if (outer_shape.empty()) {
+    items.emplace_back(0, 0);
+  } else {
+    for_each_offset(outer_shape, outer_ss, outer_ds,
+                    [&](int64_t o1, int64_t o2) { items.emplace_back(o1, o2); });
+  }
+  const int64_t ta = (na + kTile - 1) / kTile, tb = (nb + kTile - 1) / kTile;
+  const int64_t tiles = static_cast<int64_t>(items.size()) * ta * tb;
+  const int64_t sa = ss[a], db = ds[b];
+#pragma omp parallel for schedule(static) if (tiles * kTile * kTile > (1 << 16))
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t item = t / (ta * tb), r = t % (ta * tb);
+    const int64_t a0 = (r % ta) * kTile, b0 = (r / ta) * kTile;
+    const T* si = s + items[static_cast<std::size_t>(item)].first;
+    T* di = d + items[static_cast<std::size_t>(item)].second;
+    const int64_t a1 = std::min(a0 + kTile, na), b1 = std::min(b0 + kTile, nb);
+    for (int64_t ia = a0; ia < a1; ++ia)
+      for (int64_t ib = b0; ib < b1; ++ib) di[ia + ib * db] = si[ib + ia * sa];
+  }
+}
+
+// The tiled path where it applies (both unit-stride dimensions exist, differ and are >= 8
+// long; element size 2, 4, 8 or 16); false otherwise.
+bool tiled_transpose(const TensorView& src, const TensorView& dst) {
+  const Shape& shape = dst.shape;
+  std::size_t a = shape.size(), b = shape.size();
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 1) continue;
+    if (dst.strides[k] == 1 && a == shape.size()) a = k;
+    if (src.strides[k] == 1 && b == shape.size()) b = k;
+  }
+  if (a == shape.size() || b == shape.size() || a == b || shape[a] < 8 || shape[b] < 8)
+    return false;
+  const Shape& ss = src.strides;
+  const Shape& ds = dst.strides;
+  switch (size_of(dst.dtype)) {
+    case 2:
+      transpose_tiles(static_cast<const uint16_t*>(src.data), static_cast<uint16_t*>(dst.data),
+                      shape, ss, ds, a, b);
+      return true;
+    case 4:
+      transpose_tiles(static_cast<const uint32_t*>(src.data), static_cast<uint32_t*>(dst.data),
+                      shape, ss, ds, a, b);
+      return true;
+    case 8:
+      transpose_tiles(static_cast<const uint64_t*>(src.data), static_cast<uint64_t*>(dst.data),
+                      shape, ss, ds, a, b);
+      return true;
+    case 16:
+      transpose_tiles(static_cast<const Bytes16*>(src.data), static_cast<Bytes16*>(dst.data),
+                      shape, ss, ds, a, b);
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 void copy(const TensorView& src, const TensorView& dst) {
@@ -40,6 +121,7 @@ void copy(const TensorView& src, const TensorView& dst) {
     std::memmove(dst.data, src.data, es * dst.numel());
     return;
   }
+  if (dst.numel() > 0 && tiled_transpose(src, dst)) return;
   auto* s = static_cast<const char*>(src.data);
   auto* d = static_cast<char*>(dst.data);
   for_each_offset(dst.shape, src.strides, dst.strides, [&](int64_t os, int64_t od) {
