@@ -314,6 +314,16 @@ def package_of(x: Any) -> Package:
     return p
 
 
+def is_gpu_array(x: Any) -> bool:
+    """Whether x is a CuPy array or a CUDA torch tensor (anything else: False)."""
+    mod = type(x).__module__
+    if mod.startswith("cupy"):
+        return True
+    if mod.startswith("torch"):
+        return bool(getattr(x, "is_cuda", False))
+    return False
+
+
 def export(x: Any) -> Any:
     """Operand x as C++ takes it (no copy)."""
     return package_of(x).export(x)

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ._interop import is_gpu_array
+
 _log = logging.getLogger("gpula")
 
 # method="auto" takes this path for GPU matrices whose smaller side is at least this.
@@ -46,17 +48,10 @@ def _flip_last(x: Any) -> Any:
     return x[..., ::-1].copy()
 
 
-def on_gpu(a: Any) -> bool:
-    mod = type(a).__module__.split(".")[0]
-    if mod == "torch":
-        return bool(a.is_cuda)
-    return mod == "cupy"
-
-
 def wants_gram(a: Any, full: bool) -> bool:
     """Whether method="auto" takes this path for a: a single-precision GPU matrix (or batch)
     whose smaller side is at least AUTO_MIN_N, economy or square."""
-    if len(a.shape) < 2 or not on_gpu(a):
+    if len(a.shape) < 2 or not is_gpu_array(a):
         return False
     m, n = int(a.shape[-2]), int(a.shape[-1])
     name = str(a.dtype).replace("torch.", "")

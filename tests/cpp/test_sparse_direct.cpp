@@ -158,6 +158,40 @@ struct Case {
   DType index;
 };
 
+// Solves k = 0 (b of shape (n,)), then several right-hand sides; b must stay unmodified.
+void expect_solves(DirectSolver& solver, const HostCsr& a, DType t, int64_t n,
+                   std::initializer_list<int64_t> ks, uint32_t seed, double tol) {
+  const bool cplx = gpula::is_complex(t);
+  for (int64_t k : ks) {
+    const int64_t cols = k == 0 ? 1 : k;
+    auto b = pack_values(random_rhs(n * cols, cplx, seed + static_cast<uint32_t>(k)), t);
+    std::vector<unsigned char> x(b.size(), 0xFF);  // poisoned
+    const auto b_before = b;
+    solver.solve(view2d(b.data(), t, n, k), view2d(x.data(), t, n, k));
+    EXPECT_EQ(b, b_before) << "b was modified";
+    EXPECT_LT(relative_residual(a, b, x, t, cols), tol) << "k=" << k;
+  }
+}
+
+// reset_matrix(a2) (same pattern) refactorizes: k right-hand sides against a2; then
+// reset_values back to a's values and the same right-hand sides against a.
+void expect_refactorizes(DirectSolver& solver, const HostCsr& a, const Arrays& arr,
+                         const HostCsr& a2, DType t, DType index, int64_t n, int64_t k,
+                         uint32_t seed, double tol) {
+  Arrays arr2 = make_arrays(a2, t, index);
+  solver.reset_matrix(arr2.view);
+  EXPECT_FALSE(solver.factorized());
+  solver.factorize();
+  auto b = pack_values(random_rhs(n * k, gpula::is_complex(t), seed), t);
+  std::vector<unsigned char> x(b.size(), 0xFF);
+  solver.solve(view2d(b.data(), t, n, k), view2d(x.data(), t, n, k));
+  EXPECT_LT(relative_residual(a2, b, x, t, k), tol);
+  solver.reset_values(arr.view.values);
+  solver.factorize();
+  solver.solve(view2d(b.data(), t, n, k), view2d(x.data(), t, n, k));
+  EXPECT_LT(relative_residual(a, b, x, t, k), tol);
+}
+
 class SparseDirectCpu : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SparseDirectCpu, SolvesSeveralRightHandSidesAndRefactorizes) {
@@ -170,33 +204,13 @@ TEST_P(SparseDirectCpu, SolvesSeveralRightHandSidesAndRefactorizes) {
   DirectSolver solver(arr.view);
   solver.plan();
   solver.factorize();
-  for (int64_t k : {0, 1, 3}) {  // 0: b of shape (n,)
-    const int64_t cols = k == 0 ? 1 : k;
-    auto b = pack_values(random_rhs(n * cols, cplx, 5 + static_cast<uint32_t>(k)), t);
-    std::vector<unsigned char> x(b.size(), 0xFF);  // poisoned
-    const auto b_before = b;
-    solver.solve(view2d(b.data(), t, n, k), view2d(x.data(), t, n, k));
-    EXPECT_EQ(b, b_before) << "b was modified";
-    EXPECT_LT(relative_residual(a, b, x, t, cols), tol) << "k=" << k;
-  }
+  expect_solves(solver, a, t, n, {0, 1, 3}, 5, tol);
   // Refactorization: new values, same pattern.
   HostCsr a2 = random_csr(n, 0.08, cplx, 11, 3.0);
   for (std::size_t e = 0; e < a2.values.size(); ++e) {
     if (std::abs(a2.values[e]) < 1.0) a2.values[e] *= -2.0;
   }
-  Arrays arr2 = make_arrays(a2, t, index);
-  solver.reset_matrix(arr2.view);
-  EXPECT_FALSE(solver.factorized());
-  solver.factorize();
-  auto b = pack_values(random_rhs(n * 2, cplx, 99), t);
-  std::vector<unsigned char> x(b.size(), 0xFF);
-  solver.solve(view2d(b.data(), t, n, 2), view2d(x.data(), t, n, 2));
-  EXPECT_LT(relative_residual(a2, b, x, t, 2), tol);
-  // reset_values alone.
-  solver.reset_values(arr.view.values);
-  solver.factorize();
-  solver.solve(view2d(b.data(), t, n, 2), view2d(x.data(), t, n, 2));
-  EXPECT_LT(relative_residual(a, b, x, t, 2), tol);
+  expect_refactorizes(solver, a, arr, a2, t, index, n, 2, 99, tol);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, SparseDirectCpu,
@@ -387,31 +401,11 @@ TEST_P(SparseDirectCpuCholmod, SolvesSeveralRightHandSidesAndRefactorizes) {
   DirectSolver solver(arr.view, pd());
   solver.plan();
   solver.factorize();
-  for (int64_t k : {0, 1, 4}) {  // 0: b of shape (n,)
-    const int64_t cols = k == 0 ? 1 : k;
-    auto b = pack_values(random_rhs(n * cols, cplx, 7 + static_cast<uint32_t>(k)), t);
-    std::vector<unsigned char> x(b.size(), 0xFF);  // poisoned
-    const auto b_before = b;
-    solver.solve(view2d(b.data(), t, n, k), view2d(x.data(), t, n, k));
-    EXPECT_EQ(b, b_before) << "b was modified";
-    EXPECT_LT(relative_residual(a, b, x, t, cols), tol) << "k=" << k;
-  }
+  expect_solves(solver, a, t, n, {0, 1, 4}, 7, tol);
   // Refactorization: new Hermitian positive definite values, same pattern.
   HostCsr a2 = random_hpd(n, 0.08, cplx, 21, -0.5);
   ASSERT_EQ(a2.indices, a.indices);
-  Arrays arr2 = make_arrays(a2, t, index);
-  solver.reset_matrix(arr2.view);
-  EXPECT_FALSE(solver.factorized());
-  solver.factorize();
-  auto b = pack_values(random_rhs(n * 3, cplx, 98), t);
-  std::vector<unsigned char> x(b.size(), 0xFF);
-  solver.solve(view2d(b.data(), t, n, 3), view2d(x.data(), t, n, 3));
-  EXPECT_LT(relative_residual(a2, b, x, t, 3), tol);
-  // reset_values alone, back to the first matrix.
-  solver.reset_values(arr.view.values);
-  solver.factorize();
-  solver.solve(view2d(b.data(), t, n, 3), view2d(x.data(), t, n, 3));
-  EXPECT_LT(relative_residual(a, b, x, t, 3), tol);
+  expect_refactorizes(solver, a, arr, a2, t, index, n, 3, 98, tol);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, SparseDirectCpuCholmod,

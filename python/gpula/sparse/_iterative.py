@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _gpula
+from .._interop import is_gpu_array
 from ..errors import DTypeError, InvalidArgument, NotSupported
 
 _DTYPES = {
@@ -46,15 +47,6 @@ class LinearOperator:
         return self._matvec(x)
 
 
-def _is_gpu(x: Any) -> bool:
-    mod = type(x).__module__
-    if mod.startswith("cupy"):
-        return True
-    if mod.startswith("torch"):
-        return getattr(x, "is_cuda", False)
-    return False
-
-
 def _result_dtype(op: str, *dts: Any) -> np.dtype:
     dt = np.result_type(*[d for d in dts if d is not None])
     if dt.kind in "biu":
@@ -69,7 +61,7 @@ def _result_dtype(op: str, *dts: Any) -> np.dtype:
 
 
 def _vector(v: Any, n: int, name: str, dt: np.dtype, op: str) -> np.ndarray:
-    if _is_gpu(v):
+    if is_gpu_array(v):
         raise NotSupported(
             f"[{op}] GPU arrays are not supported yet, got {name} of {type(v).__module__}"
         )
@@ -116,7 +108,7 @@ def _csr_arrays(a: Any, op: str) -> tuple[Any, Any, Any, int] | None:
         c = a
     else:
         return None
-    if any(_is_gpu(getattr(c, k)) for k in ("data", "indices", "indptr")):
+    if any(is_gpu_array(getattr(c, k)) for k in ("data", "indices", "indptr")):
         raise NotSupported(f"[{op}] GPU sparse matrices are not supported yet")
     rows, cols = (int(s) for s in c.shape)
     if rows != cols:
@@ -150,7 +142,7 @@ def _solve(
 ) -> tuple[Any, int]:
     op = f"sparse.linalg.{method}"
     torch_out = type(b).__module__.startswith("torch")
-    if _is_gpu(b) or _is_gpu(A) or _is_gpu(getattr(A, "data", None)):
+    if is_gpu_array(b) or is_gpu_array(A) or is_gpu_array(getattr(A, "data", None)):
         return _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback)
     csr = _csr_arrays(A, op)
     b_dt = getattr(np.asarray(b.numpy() if torch_out else b), "dtype", None)

@@ -112,13 +112,12 @@ const char* prec_name(cusolverPrecType_t p) {
   }
 }
 
-// The inner (lowest) precision IRS factors in, for working precision `t`. For float32/complex64
-// data, automatic and f32 give the working precision itself (gesv_refined then runs the plain
-// LU solve); tf32, f16 and bf16 factor lower and refine to float32 accuracy (cuSOLVER's stopping
-// test ||r|| < sqrt(n) eps ||A|| ||x||, eps of the working precision).
+// The inner (lowest) precision IRS factors in, for working precision `t`: tf32, f16 and bf16
+// factor lower and refine to the data's accuracy (cuSOLVER's stopping test
+// ||r|| < sqrt(n) eps ||A|| ||x||, eps of the working precision); f32 on float64 data. Only
+// refinements below the working precision get here (src/linalg.cpp).
 cusolverPrecType_t lowest_precision(DType t, linalg::Refine r) {
   const bool cplx = is_complex(t);
-  const bool dbl = t == DType::f64 || t == DType::c128;
   switch (r) {
     case linalg::Refine::tf32:
       return cplx ? CUSOLVER_C_TF32 : CUSOLVER_R_TF32;
@@ -126,18 +125,8 @@ cusolverPrecType_t lowest_precision(DType t, linalg::Refine r) {
       return cplx ? CUSOLVER_C_16F : CUSOLVER_R_16F;
     case linalg::Refine::bf16:
       return cplx ? CUSOLVER_C_16BF : CUSOLVER_R_16BF;
-    case linalg::Refine::automatic:
-      // Measured on an H200 (n = 8192 float64, 16 right-hand sides, bench/probes/probe_irs.py,
-      // 2026-12-03): the plain LU solve 42-45 ms; IRS with float32 factors 48-58 ms, with
-      // tf32/f16/bf16 factors 52-60 ms where they converge (a + sqrt(n) I) and 230-300 ms where
-      // they do not (Gaussian a: 50 iterations, then the fallback). No lower precision is faster
-      // there (float64 runs on the tensor cores at float32's rate), so automatic is the plain
-      // solve in working precision.
-      return cplx ? (dbl ? CUSOLVER_C_64F : CUSOLVER_C_32F) : (dbl ? CUSOLVER_R_64F : CUSOLVER_R_32F);
-    case linalg::Refine::f32:
-    default:
-      // float32 factors converge for matrices with cond(a) well below 1e7; for float32 data
-      // this is the working precision, i.e. the plain solve.
+    default:  // f32 (the front sends none, automatic and f32 on float32 data to getrf/getrs)
+      // float32 factors converge for matrices with cond(a) well below 1e7.
       return cplx ? CUSOLVER_C_32F : CUSOLVER_R_32F;
   }
 }
@@ -286,16 +275,6 @@ class CudaLinalg final : public LinalgBackend {
     const cusolverPrecType_t main = is_complex(a.dtype) ? (dbl ? CUSOLVER_C_64F : CUSOLVER_C_32F)
                                                         : (dbl ? CUSOLVER_R_64F : CUSOLVER_R_32F);
     const cusolverPrecType_t lowest = lowest_precision(a.dtype, refine);
-    if (lowest == main) {  // nothing lower to factor in (the front routes these to getrf/getrs)
-      note(c, "refinement to working precision: plain LU solve");
-      GPULA_CHECK(c.op, cudaMemcpyAsync(x.data, b.data, item_bytes(b) * b.count,
-                                        cudaMemcpyDeviceToDevice, raw(c)));
-      Tensor ipiv = scratch(4 * a.n * a.count, c);
-      auto* p = static_cast<int32_t*>(ipiv.data());
-      getrf(a, p, info, c);
-      getrs(a, p, false, x, c);
-      return;
-    }
     Context& ctx = context(c.stream.device.index);
     cusolverDnHandle_t h = ctx.cusolver(raw(c));
     const int n = to_int(a.n, c, "n"), nrhs = to_int(x.cols, c, "right-hand sides");

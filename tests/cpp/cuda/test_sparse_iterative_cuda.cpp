@@ -25,6 +25,18 @@ bool have_gpu() {
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
+// ||x_gpu - x_cpu|| / ||x_cpu|| within 1e-3 (float) or 1e-8 (double).
+template <class T>
+void expect_close_to_cpu(const std::vector<T>& xh, const std::vector<T>& xc) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < xc.size(); ++i) {
+    num += (double(xh[i]) - double(xc[i])) * (double(xh[i]) - double(xc[i]));
+    den += double(xc[i]) * double(xc[i]);
+  }
+  const double bound = std::is_same_v<T, float> ? 1e-3 : 1e-8;
+  EXPECT_LT(std::sqrt(num / den), bound);
+}
+
 template <class T>
 DType dt();
 template <>
@@ -126,13 +138,7 @@ void compare(sp::Preconditioner prec, double rtol, int64_t maxiter, bool exact_x
   if (rc.info > 0) {
     EXPECT_EQ(rg.info, maxiter);
   }
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < m.n; ++i) {
-    num += (double(xh[i]) - double(xc[i])) * (double(xh[i]) - double(xc[i]));
-    den += double(xc[i]) * double(xc[i]);
-  }
-  const double bound = std::is_same_v<T, float> ? 1e-3 : 1e-8;
-  EXPECT_LT(std::sqrt(num / den), bound);
+  expect_close_to_cpu(xh, xc);
   double bn = 0;
   for (T v : b) bn += double(v) * double(v);
   if (rg.info == 0) {
@@ -181,13 +187,7 @@ void compare_ic0(double rtol) {
   CU(cudaMemcpy(vals.data(), d3.p, vals.size() * sizeof(T), cudaMemcpyDeviceToHost));
   EXPECT_EQ(vals, m.val);  // A's values are not modified by the factorization
   EXPECT_NEAR(static_cast<double>(rg.iterations), static_cast<double>(rc.iterations), 2.0);
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < m.n; ++i) {
-    num += (double(xh[i]) - double(xc[i])) * (double(xh[i]) - double(xc[i]));
-    den += double(xc[i]) * double(xc[i]);
-  }
-  const double bound = std::is_same_v<T, float> ? 1e-3 : 1e-8;
-  EXPECT_LT(std::sqrt(num / den), bound);
+  expect_close_to_cpu(xh, xc);
   // the true residual ||b - A x|| in double on the host
   double rn = 0, bn = 0;
   for (int64_t i = 0; i < m.n; ++i) {
