@@ -164,18 +164,27 @@ def time_gpula_gpu(a, b, repeats, assume="gen"):
     try:
         warm = gl.sparse.DirectSolver(da, db, {"assume_a": assume})  # cuDSS loads and initializes once per process
         warm.plan(); warm.factorize(); warm.solve(); warm.free()
-        firsts, refacs, x = [], [], None
+        firsts, refacs, phases, x = [], [], [], None
         for r in range(repeats):
             s, e = events()
+            t0 = time.perf_counter()
             solver = gl.sparse.DirectSolver(da, db, {"assume_a": assume})
-            solver.plan(); solver.factorize(); x = solver.solve()
+            solver.plan()
+            t1 = time.perf_counter()  # plan() and factorize() return after their device work
+            solver.factorize()
+            t2 = time.perf_counter()
+            x = solver.solve()
             firsts.append(done(s, e))
+            phases.append((t1 - t0, t2 - t1, time.perf_counter() - t2))
             a2 = csp.csr_matrix(a * (1.0 + 0.01 * (r + 1)))
             s, e = events()
             solver.reset_operands(a=a2); solver.factorize(); solver.solve()
             refacs.append(done(s, e))
             solver.free()
         resid = float(cp.linalg.norm(da @ x - db) / cp.linalg.norm(db))
+        p = phases[firsts.index(sorted(firsts)[len(firsts) // 2])]
+        print(f"  gpula GPU {assume}: plan {p[0]:.3f} s, factorize {p[1]:.3f} s, solve {p[2]:.3f} s"
+              " (the median first solve's phases, host clock)", flush=True)
         return statistics.median(firsts), statistics.median(refacs), resid
     except Exception as e:  # a build without cuDSS, or a failure: reported, never fatal
         print(f"gpula GPU direct solve failed: {e!r}")

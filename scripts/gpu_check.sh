@@ -230,11 +230,13 @@ stage_cuda() {
   return $rc
 }
 
-# bench/probes/*.py (one-off measurements that guide a choice), 120 s each, log probes.log.
+# bench/probes/*.py (one-off measurements that guide a choice), 120 s each, log probes.log;
+# PROBES="probe_cudss probe_irs" runs only those.
 stage_probes() {
   local f rc=0 n=0
   for f in "$ROOT"/bench/probes/*.py; do
     [[ -e $f ]] || continue
+    [[ -z ${PROBES:-} || " $PROBES " == *" $(basename "$f" .py) "* ]] || continue
     echo "== $f"
     timeout 120 $PY "$f" || rc=$?
     n=$((n + 1))

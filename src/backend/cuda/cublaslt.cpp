@@ -267,6 +267,7 @@ class CublasLtPlan final : public MatmulBackendPlan {
 
   ~CublasLtPlan() override {
     if (graph_) GPULA_CHECK_NOTHROW(cudaGraphExecDestroy(graph_));
+    if (capture_stream_) GPULA_CHECK_NOTHROW(cudaStreamDestroy(capture_stream_));
     if (desc_) GPULA_CHECK_NOTHROW(cublasLtMatmulDescDestroy(desc_));
     if (scales_) GPULA_CHECK_NOTHROW(cudaFree(scales_));
   }
@@ -276,10 +277,12 @@ class CublasLtPlan final : public MatmulBackendPlan {
 
   // The second execute in a row with the same operands, stream, algorithm and workspace is
   // captured into a CUDA graph, and every later such execute replays it (one cudaGraphLaunch
-  // instead of cuBLASLt's host work: the per-call cost of small planned products). Anything
-  // else runs cublasLtMatmul directly: other operands (the function form's rebinding), the
-  // legacy default stream (it cannot be captured), or a stream that the caller is capturing
-  // (the call then becomes part of the caller's graph).
+  // instead of cuBLASLt's host work: the per-call cost of small planned products). The capture
+  // runs on a stream of the plan's own (capturing records work, it runs none), so the replay
+  // serves every caller stream, the legacy default stream (which cannot be captured) included.
+  // Anything else runs cublasLtMatmul directly: other operands (the function form's
+  // rebinding), or a stream that the caller is capturing (the call then becomes part of the
+  // caller's graph).
   void execute(const MatmulBuffers& buf, Stream stream) override {
     auto s = static_cast<cudaStream_t>(stream.handle);
     const cublasLtMatmulHeuristicResult_t& r = algos_[chosen_];
@@ -288,8 +291,8 @@ class CublasLtPlan final : public MatmulBackendPlan {
     const bool again = has_last_ && key == last_;
     last_ = key;
     has_last_ = true;
-    if (!again || !capturable(s)) {
-      run(chosen_, buf, s);
+    if (!again || caller_capturing(s)) {
+      run(chosen_, buf, s, ws);
       return;
     }
     if (graph_ && key == graph_key_) {
@@ -300,16 +303,18 @@ class CublasLtPlan final : public MatmulBackendPlan {
       GPULA_CHECK(kOp, cudaGraphExecDestroy(graph_));
       graph_ = nullptr;
     }
+    if (!capture_stream_)
+      GPULA_CHECK(kOp, cudaStreamCreateWithFlags(&capture_stream_, cudaStreamNonBlocking));
     cudaGraph_t g = nullptr;
-    GPULA_CHECK(kOp, cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    GPULA_CHECK(kOp, cudaStreamBeginCapture(capture_stream_, cudaStreamCaptureModeThreadLocal));
     try {
-      run(chosen_, buf, s);  // recorded, not run
+      run(chosen_, buf, capture_stream_, ws);  // recorded, not run
     } catch (...) {
-      cudaStreamEndCapture(s, &g);
+      cudaStreamEndCapture(capture_stream_, &g);
       if (g) cudaGraphDestroy(g);
       throw;
     }
-    GPULA_CHECK(kOp, cudaStreamEndCapture(s, &g));
+    GPULA_CHECK(kOp, cudaStreamEndCapture(capture_stream_, &g));
     const cudaError_t inst = cudaGraphInstantiate(&graph_, g, 0);
     GPULA_CHECK_NOTHROW(cudaGraphDestroy(g));
     if (inst != cudaSuccess) {
@@ -378,7 +383,12 @@ class CublasLtPlan final : public MatmulBackendPlan {
   cublasLtMatrixLayout_t c_layout() const { return c_.get() ? c_.get() : d_.get(); }
 
   void run(std::size_t i, const MatmulBuffers& buf, cudaStream_t s) {
-    Context& ctx = context(device_);
+    const cublasLtMatmulHeuristicResult_t& r = algos_[i];
+    run(i, buf, s, r.workspaceSize ? context(device_).workspace(s, r.workspaceSize) : nullptr);
+  }
+
+  // ws: at least algos_[i].workspaceSize bytes, ordered on the stream the work will run on.
+  void run(std::size_t i, const MatmulBuffers& buf, cudaStream_t s, void* ws) {
     const Epilog e = p_.epilog;
     if (epilog_has_bias_input(e)) set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, buf.bias);
     if (epilog_writes_bgrad(e))
@@ -388,7 +398,6 @@ class CublasLtPlan final : public MatmulBackendPlan {
                static_cast<const void*>(buf.aux_out));
     if (epilog_reads_aux(e)) set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, buf.aux_in);
     const cublasLtMatmulHeuristicResult_t& r = algos_[i];
-    void* ws = r.workspaceSize ? ctx.workspace(s, r.workspaceSize) : nullptr;
     // Without C, fp8 kernels take no in-place C: pass none (beta is zero, C is never read).
     const void* c = p_.has_c ? buf.c : (p_.fp8 ? nullptr : buf.d);
     GPULA_CHECK(kOp, cublasLtMatmul(handle_, desc_, alpha_.bytes, buf.b, a_.get(), buf.a, b_.get(),
@@ -409,16 +418,18 @@ class CublasLtPlan final : public MatmulBackendPlan {
     }
   };
 
-  static bool capturable(cudaStream_t s) {
-    if (s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread) return false;
+  // Whether the caller is capturing s (the legacy default stream never is: it cannot be).
+  static bool caller_capturing(cudaStream_t s) {
+    if (s == nullptr || s == cudaStreamLegacy) return false;
     cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     GPULA_CHECK(kOp, cudaStreamIsCapturing(s, &st));
-    return st == cudaStreamCaptureStatusNone;
+    return st != cudaStreamCaptureStatusNone;
   }
 
   GraphKey last_, graph_key_;
   bool has_last_ = false;
   cudaGraphExec_t graph_ = nullptr;
+  cudaStream_t capture_stream_ = nullptr;  // created by the first capture, on the plan's device
 
   MatmulProblem p_;
   int device_;

@@ -1,10 +1,14 @@
-// CUDA DirectSolver backend: cuDSS. One cudssHandle_t per (device, thread), cached here; the
+// CUDA DirectSolver backend: cuDSS. One cudssHandle_t per (device, thread), cached here, in
+// cuDSS's multi-threaded mode where its threading layer is found (threading_layer()); the
 // solver copies A's arrays into its own device memory so that the caller's arrays need not
 // outlive it. Analysis, (re)factorization and solve are ordered on the solver's stream.
 #include <cuda_runtime.h>
 #include <cudss.h>
+#include <dlfcn.h>
 #include <gpula/error.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -67,6 +71,21 @@ struct HandleCache {
   }
 };
 
+// cuDSS's OpenMP threading layer as the wheel ships it, next to libcudss; "" when absent.
+std::string bundled_threading_layer() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cudssCreate), &info) == 0 || info.dli_fname == nullptr)
+    return {};
+  std::error_code ec;
+  const auto path =
+      std::filesystem::path(info.dli_fname).parent_path() / "libcudss_mtlayer_gomp.so.1";
+  return std::filesystem::exists(path, ec) ? path.string() : std::string{};
+}
+
+// Handles run in cuDSS's multi-threaded mode where a threading layer is found: the reordering
+// of the analysis phase then uses all host cores instead of one. $CUDSS_THREADING_LIB, when
+// set, names the layer (cuDSS reads it itself when given no name); else the wheel's. A layer
+// that fails to load leaves the handle single-threaded, which is correct, only slower.
 cudssHandle_t handle_for(int device) {
   thread_local HandleCache cache;
   auto it = cache.handles.find(device);
@@ -74,6 +93,11 @@ cudssHandle_t handle_for(int device) {
   cudssHandle_t h = nullptr;
   GPULA_CUDSS(cudssCreate(&h));
   cache.handles.emplace(device, h);
+  if (std::getenv("CUDSS_THREADING_LIB") != nullptr) {
+    static_cast<void>(cudssSetThreadingLayer(h, nullptr));
+  } else if (const std::string layer = bundled_threading_layer(); !layer.empty()) {
+    static_cast<void>(cudssSetThreadingLayer(h, layer.c_str()));
+  }
   return h;
 }
 

@@ -662,6 +662,19 @@ TEST_F(Cuda, RepeatedExecuteReplaysAGraphThatReadsCurrentData) {
     expect_match(to_host(out.view), run_cpu(p).host.at("result"), 1e-4, "in the caller's graph");
     CUDA_OK(cudaGraphExecDestroy(ge));
     CUDA_OK(cudaGraphDestroy(g));
+    // The legacy default stream cannot be captured; the plan captures on a stream of its own
+    // and replays there, ordered after the copies on the default stream.
+    const Stream legacy{Device::cuda(0), nullptr};
+    for (uint64_t r = 0; r < 4; ++r) {
+      HostTensor a = random({64, 64}, t, Layout::row, 500 + r);
+      CUDA_OK(cudaMemcpy(da2.view.data, a.view.data, 64 * 64 * sizeof(float),
+                         cudaMemcpyHostToDevice));
+      mm.execute({.result = out.view}, legacy);
+      CUDA_OK(cudaDeviceSynchronize());
+      Problem p{arg(a), arg(b)};
+      expect_match(to_host(out.view), run_cpu(p).host.at("result"), 1e-4,
+                   "repeated execute on the default stream");
+    }
   }
   CUDA_OK(cudaStreamSynchronize(st));
   CUDA_OK(cudaStreamDestroy(st));
