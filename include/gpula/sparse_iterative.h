@@ -49,6 +49,11 @@ struct IterativeOptions {
   Preconditioner preconditioner = Preconditioner::none;
   /// z = M^-1 r, used with Preconditioner::custom.
   OperatorFn preconditioner_op;
+  /// Preconditioner::ic0 on a GPU: each triangular solve with the IC(0) factor is k > 0
+  /// Jacobi sweeps (an approximate but fixed symmetric positive definite M, fast on a GPU),
+  /// 0 the exact level-scheduled solve (cusparseSpSV; slow on matrices with many levels, such
+  /// as PDE grids), < 0 the default (2 sweeps). The CPU always solves exactly.
+  int64_t triangular_sweeps = -1;
   /// Called with the current iterate after every iteration (gmres: every restart cycle).
   std::function<void(const TensorView& x)> callback;
   CommonOptions common{};

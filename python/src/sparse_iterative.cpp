@@ -50,9 +50,10 @@ void init_sparse_iterative(nb::module_& m) {
       [](const string& method, int64_t n, nb::handle data, nb::handle indices, nb::handle indptr,
          nb::object matvec, const string& dtype, nb::handle b, nb::handle x, double rtol,
          double atol, int64_t maxiter, int64_t restart, optional<string> m_name, nb::object m_op,
-         nb::object callback) {
+         nb::object callback, int64_t triangular_sweeps) {
         const string op = "sparse.linalg." + method;
         sparse::IterativeOptions o;
+        o.triangular_sweeps = triangular_sweeps;
         o.rtol = rtol;
         o.atol = atol;
         o.maxiter = maxiter;
@@ -101,6 +102,7 @@ void init_sparse_iterative(nb::module_& m) {
       nb::arg("indptr").none(), nb::arg("matvec").none(), nb::arg("dtype"), nb::arg("b"),
       nb::arg("x"), nb::arg("rtol"), nb::arg("atol"), nb::arg("maxiter"), nb::arg("restart"),
       nb::arg("m_name").none(), nb::arg("m_op").none(), nb::arg("callback").none(),
+      nb::arg("triangular_sweeps") = -1,
       "gpula::sparse iterative solve, x updated in place: (info, iterations, residual_norm).");
 }
 

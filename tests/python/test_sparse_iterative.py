@@ -126,6 +126,9 @@ def test_errors():
     op = sla.LinearOperator((3, 3), matvec=lambda v: v)
     with pytest.raises(InvalidArgument, match="LinearOperator"):
         sla.cg(op, np.ones(3), M="jacobi")
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(InvalidArgument, match="triangular_sweeps"):
+            sla.cg(a, np.ones(16), M="ic0", triangular_sweeps=bad)
 
 
 def _cupy():
@@ -154,7 +157,11 @@ def test_cupy_cg_matches_cpu(M, dtype):
     assert isinstance(xg, cp.ndarray) and xg.dtype == np.dtype(dtype)
     assert infoc == 0 and infog == 0 and len(calls) > 0 and isinstance(calls[0], cp.ndarray)
     x = cp.asnumpy(xg)
-    assert np.linalg.norm(x - xc) / np.linalg.norm(xc) < (1e-3 if dtype == np.float32 else 1e-8)
+    # ic0 on the GPU applies the factor by Jacobi sweeps (a different, equally valid M than the
+    # CPU's exact solves): the iterates then agree to about cond(A) rtol only.
+    f32 = dtype == np.float32
+    bound = (1e-3 if f32 else 1e-8) if M != "ic0" else (1e-2 if f32 else 1e-6)
+    assert np.linalg.norm(x - xc) / np.linalg.norm(xc) < bound
 
 
 @pytest.mark.gpu
@@ -184,6 +191,29 @@ def test_cupy_cg_ic0(dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("sweeps", [0, 1, 3])
+def test_cupy_cg_ic0_triangular_sweeps(sweeps):
+    """Exact (0) and approximate (Jacobi sweeps) triangular solves with the IC(0) factor all
+    converge to the tolerance in fewer iterations than no preconditioner."""
+    cp = _cupy()
+    import cupyx.scipy.sparse as csps
+
+    a = poisson2d(40)
+    b = np.random.default_rng(5).standard_normal(a.shape[0])
+    ag = csps.csr_matrix(a)
+    its = {}
+    for M, ts in ((None, None), ("ic0", sweeps)):
+        calls = []
+        xg, info = sla.cg(
+            ag, cp.asarray(b), rtol=1e-10, M=M, callback=calls.append, triangular_sweeps=ts
+        )
+        assert info == 0
+        its[M] = len(calls)
+        assert rel_res(a, cp.asnumpy(xg), b) <= 1.01e-10
+    assert its["ic0"] < its[None]
+
+
+@pytest.mark.gpu
 def test_cupy_cg_ic0_errors():
     cp = _cupy()
     import cupyx.scipy.sparse as csps
@@ -191,6 +221,9 @@ def test_cupy_cg_ic0_errors():
     ind = csps.csr_matrix(cp.asarray(np.array([[1.0, 2.0], [2.0, 1.0]])))
     with pytest.raises(NotPositiveDefinite, match="ic0"):
         sla.cg(ind, cp.ones(2), M="ic0")
+    for ts in (0, 1, None):
+        with pytest.raises(NotPositiveDefinite, match="ic0"):
+            sla.cg(ind, cp.ones(2), M="ic0", triangular_sweeps=ts)
 
 
 @pytest.mark.gpu

@@ -139,11 +139,21 @@ def _solve(
     M: Any,
     callback: Any,
     restart: int = 20,
+    triangular_sweeps: Any = None,
 ) -> tuple[Any, int]:
     op = f"sparse.linalg.{method}"
     torch_out = type(b).__module__.startswith("torch")
+    if triangular_sweeps is not None and (
+        isinstance(triangular_sweeps, bool)
+        or not isinstance(triangular_sweeps, (int, np.integer))
+        or triangular_sweeps < 0
+    ):
+        raise InvalidArgument(
+            f"[{op}] triangular_sweeps must be None or an int >= 0, got {triangular_sweeps!r}"
+        )
+    sweeps = -1 if triangular_sweeps is None else int(triangular_sweeps)
     if is_gpu_array(b) or is_gpu_array(A) or is_gpu_array(getattr(A, "data", None)):
-        return _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback)
+        return _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback, sweeps)
     csr = _csr_arrays(A, op)
     b_dt = getattr(np.asarray(b.numpy() if torch_out else b), "dtype", None)
     if csr is not None:
@@ -202,7 +212,7 @@ def _solve(
     return x, int(info)
 
 
-def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback):
+def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback, sweeps=-1):
     """CuPy arrays and a cupyx CSR matrix: the device-resident loop (cg, real, M None/jacobi/ic0;
     ic0 needs int32 indices and canonical CSR, made here by sum_duplicates on a copy)."""
     if type(b).__module__.startswith("torch"):
@@ -246,16 +256,34 @@ def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback):
         M,
         None,
         cb,
+        triangular_sweeps=sweeps,
     )
     return x, int(info)
 
 
-def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
+def cg(
+    A,
+    b,
+    x0=None,
+    *,
+    rtol=1e-5,
+    atol=0.0,
+    maxiter=None,
+    M=None,
+    callback=None,
+    triangular_sweeps=None,
+):
     """Conjugate gradients for Hermitian positive definite A; returns ``(x, info)``.
 
     info 0: converged (``||b - A x|| <= max(rtol ||b||, atol)``), > 0: maxiter reached, < 0:
     breakdown. M: None, "jacobi", "ic0", "ilu0" or an operator applying M^-1. callback(xk) is
     called after every iteration.
+
+    triangular_sweeps (M="ic0" on a GPU): each of the two triangular solves with the IC(0)
+    factor is that many Jacobi sweeps (an approximate but fixed symmetric positive definite
+    preconditioner; default None: 2), or 0 for the exact level-scheduled solves (cuSPARSE
+    SpSV, slow on matrices with many dependency levels such as PDE grids). The CPU always
+    solves exactly.
 
     Example:
         >>> import numpy as np, scipy.sparse as sp, gpula.sparse.linalg as sla
@@ -264,7 +292,9 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         >>> info, bool(np.linalg.norm(A @ x - 1.0) < 1e-8)
         (0, True)
     """
-    return _solve("cg", A, b, x0, rtol, atol, maxiter, M, callback)
+    return _solve(
+        "cg", A, b, x0, rtol, atol, maxiter, M, callback, triangular_sweeps=triangular_sweeps
+    )
 
 
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):

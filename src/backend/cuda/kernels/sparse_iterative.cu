@@ -1,5 +1,6 @@
 // Fused kernels of the device-resident CG loop: alpha / beta from device scalars, the x / r and
-// p updates, the convergence flag and the Jacobi preconditioner.
+// p updates, the convergence flag, the Jacobi preconditioner and the Jacobi sweeps that apply
+// the IC(0) factor.
 #include <cmath>
 
 #include "sparse_iterative.h"
@@ -64,6 +65,25 @@ __global__ void jacobi_kernel(int64_t n, const T* d, const T* r, T* z, const int
   if (status[0] != 0) return;
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n) z[i] = d[i] * r[i];
+}
+
+// One row per thread: out[i] = dinv[i] (rhs[i] - sum of v[k] in[col[k]] over the row's entries
+// strictly below (lower) or above (upper) the diagonal); in == nullptr: out[i] = dinv[i] rhs[i].
+template <class T>
+__global__ void triangular_sweep_kernel(int64_t n, const int32_t* ptr, const int32_t* col,
+                                        const T* v, const T* dinv, const T* rhs, const T* in,
+                                        T* out, bool lower, const int64_t* status) {
+  if (status[0] != 0) return;
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  T s = rhs[i];
+  if (in != nullptr) {
+    for (int32_t k = ptr[i]; k < ptr[i + 1]; ++k) {
+      const int32_t j = col[k];
+      if (lower ? j < i : j > i) s -= v[k] * in[j];
+    }
+  }
+  out[i] = dinv[i] * s;
 }
 
 template <class T, class I>
@@ -155,6 +175,14 @@ void inverse_diagonal(int64_t n, const I* ptr, const I* col, const T* val, T* d,
 }
 
 template <class T>
+void triangular_sweep(int64_t n, const int32_t* ptr, const int32_t* col, const T* v,
+                      const T* inv_diag, const T* rhs, const T* in, T* out, bool lower,
+                      const int64_t* status, cudaStream_t st) {
+  triangular_sweep_kernel<T>
+      <<<blocks(n), kThreads, 0, st>>>(n, ptr, col, v, inv_diag, rhs, in, out, lower, status);
+}
+
+template <class T>
 void ic0_bad_pivot(int64_t n, const int32_t* ptr, const int32_t* col, const T* val,
                    int64_t* bad_row, cudaStream_t st) {
   bad_pivot_kernel<T><<<blocks(n), kThreads, 0, st>>>(
@@ -174,7 +202,9 @@ void ic0_bad_pivot(int64_t n, const int32_t* ptr, const int32_t* col, const T* v
   template void inverse_diagonal<T, int64_t>(int64_t, const int64_t*, const int64_t*, const T*, \
                                              T*, int64_t*, cudaStream_t);                       \
   template void ic0_bad_pivot<T>(int64_t, const int32_t*, const int32_t*, const T*, int64_t*,   \
-                                 cudaStream_t);
+                                 cudaStream_t);                                                 \
+  template void triangular_sweep<T>(int64_t, const int32_t*, const int32_t*, const T*, const T*, \
+                                    const T*, const T*, T*, bool, const int64_t*, cudaStream_t);
 GPULA_CG_INST(float)
 GPULA_CG_INST(double)
 

@@ -44,4 +44,13 @@ template <class T>
 void ic0_bad_pivot(int64_t n, const int32_t* indptr, const int32_t* indices, const T* values,
                    int64_t* bad_row, cudaStream_t st);
 
+/// One Jacobi sweep of a triangular solve with the triangle of (ptr, col, v) strictly below
+/// (lower) or above the diagonal and the inverse diagonal inv_diag:
+/// out = inv_diag * (rhs - T_strict in); in == nullptr: out = inv_diag * rhs (the first sweep
+/// from zero). out must not alias in or rhs.
+template <class T>
+void triangular_sweep(int64_t n, const int32_t* ptr, const int32_t* col, const T* v,
+                      const T* inv_diag, const T* rhs, const T* in, T* out, bool lower,
+                      const int64_t* status, cudaStream_t st);
+
 }  // namespace gpula::detail::cuda
