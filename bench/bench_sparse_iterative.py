@@ -7,9 +7,10 @@ Cases: CG to rtol 1e-8 on the 2-D Poisson 5-point matrix (CPU: n = 316^2 ~ 1e5; 
 cupyx.scipy.sparse.linalg.cg: n = 1000^2 = 1e6), with M = None / jacobi / ic0 for gpula;
 GMRES(30) and BiCGSTAB with ilu0 on a nonsymmetric 2-D convection-diffusion matrix (n ~ 1e5);
 CG on the 3-D Poisson 7-point matrix 100^3 (gpula and scipy on the CPU, cupyx on the GPU).
-gpula on the GPU: only cg (M None / jacobi / ic0) is written; ic0 (int32 indices) times
-include the cuSPARSE csric02 factorization and SpSV analysis, done once per solve; its GPU
-iteration counts are not reported (no callback, which would force a sync per iteration).
+gpula on the GPU: cg with M None / jacobi / ic0 (ic0's triangular solves by 1, 2 (default) or
+3 Jacobi sweeps; exact SpSV at the quick size only); ic0 times include the cuSPARSE csric02
+factorization, done once per solve. Timed runs have no callback (a callback forces a sync per
+iteration); the iteration counts come from one more, untimed run with a counting callback.
 Timing: CPU wall clock (perf_counter), GPU CUDA events; medians over repeats after a warm-up.
 Each row reports iterations and the true relative residual ||b - A x|| / ||b||.
 Budget: ~90 s on the H200 host (16 cores). Times are reported, never asserted.
@@ -143,67 +144,83 @@ def gpu_cases(rows, quick, repeats):
     except Exception as e:  # no CuPy or no GPU
         print(f"cupyx peer skipped: {e}", file=sys.stderr)
         return
+    import gpula.sparse.linalg as gsl
+
+    def cupyx_cg(ad, bd, cb=None):
+        try:
+            return csl.cg(ad, bd, tol=1e-8, maxiter=20000, callback=cb)
+        except TypeError:  # newer CuPy: rtol
+            return csl.cg(ad, bd, rtol=1e-8, maxiter=20000, callback=cb)
+
+    def timed(fn):
+        times, x, info = [], None, None
+        for _ in range(repeats + 1):
+            s, e = cp.cuda.Event(), cp.cuda.Event()
+            s.record()
+            x, info = fn()
+            e.record()
+            e.synchronize()
+            times.append(cp.cuda.get_elapsed_time(s, e) / 1e3)
+        return statistics.median(times[1:]) * 1e3, x, info
+
+    def counted_once(fn):  # one more, untimed run whose callback counts the iterations
+        its = [0]
+        fn(lambda xk: its.__setitem__(0, its[0] + 1))
+        return its[0]
+
+    # gpula variants: M, triangular_sweeps (ic0's triangular solves: Jacobi sweeps; 0 exact,
+    # level-scheduled SpSV, only at the quick size: ~5 s per solve at n = 1e6).
+    variants = [(None, None), ("jacobi", None), ("ic0", 1), ("ic0", None), ("ic0", 3)]
+    if quick:
+        variants.append(("ic0", 0))
     for case, a in (
         ("cg poisson2d", poisson2d(300 if quick else 1000)),
         ("cg poisson3d", poisson3d(40 if quick else 100)),
     ):
         ad = csps.csr_matrix(a)
         bd = cp.ones(a.shape[0])
-        times = []
-        for _ in range(repeats + 1):
-            its = [0]
-            s, e = cp.cuda.Event(), cp.cuda.Event()
-            s.record()
-            cb = lambda xk: its.__setitem__(0, its[0] + 1)  # noqa: E731
-            try:
-                x, info = csl.cg(ad, bd, tol=1e-8, maxiter=20000, callback=cb)
-            except TypeError:  # newer CuPy: rtol
-                x, info = csl.cg(ad, bd, rtol=1e-8, maxiter=20000, callback=cb)
-            e.record()
-            e.synchronize()
-            times.append(cp.cuda.get_elapsed_time(s, e) / 1e3)
+        ms, x, info = timed(lambda: cupyx_cg(ad, bd))
         r = float(cp.linalg.norm(bd - ad @ x) / cp.linalg.norm(bd))
         rows.append(
             {
                 "case": case,
-                "impl": "cupyx gpu (callback counts iterations)",
+                "impl": "cupyx gpu",
                 "n": a.shape[0],
-                "ms": statistics.median(times[1:]) * 1e3,
-                "iterations": its[0],
+                "ms": ms,
+                "iterations": counted_once(lambda cb: cupyx_cg(ad, bd, cb)),
                 "info": int(info),
                 "residual": r,
             }
         )
-        import gpula.sparse.linalg as gsl
+        for M, ts in variants:
+            impl = f"gpula gpu M={M}" + ("" if ts is None else f" triangular_sweeps={ts}")
+            if M == "ic0" and ts is None:
+                impl += " (default: 2 sweeps)"
 
-        for M in (None, "jacobi", "ic0"):  # ic0: csric02 factor + 2 SpSV per iteration
+            def run(cb=None):
+                return gsl.cg(ad, bd, rtol=1e-8, maxiter=20000, M=M, callback=cb,
+                              triangular_sweeps=ts)
+
             try:
-                times = []
-                for _ in range(repeats + 1):
-                    s, e = cp.cuda.Event(), cp.cuda.Event()
-                    s.record()
-                    x, info = gsl.cg(ad, bd, rtol=1e-8, maxiter=20000, M=M)
-                    e.record()
-                    e.synchronize()
-                    times.append(cp.cuda.get_elapsed_time(s, e) / 1e3)
+                ms, x, info = timed(run)
                 r = float(cp.linalg.norm(bd - ad @ x) / cp.linalg.norm(bd))
                 rows.append(
                     {
                         "case": case,
-                        "impl": f"gpula gpu M={M}",
+                        "impl": impl,
                         "n": a.shape[0],
-                        "ms": statistics.median(times[1:]) * 1e3,
-                        "iterations": None,
+                        "ms": ms,
+                        "iterations": counted_once(run),
                         "info": int(info),
                         "residual": r,
                     }
                 )
             except Exception as e:  # report, never fail the run
-                print(f"gpula gpu cg M={M} failed: {e!r}", file=sys.stderr)
+                print(f"gpula gpu cg {impl} failed: {e!r}", file=sys.stderr)
                 rows.append(
                     {
                         "case": case,
-                        "impl": f"gpula gpu M={M}",
+                        "impl": impl,
                         "n": a.shape[0],
                         "ms": None,
                         "iterations": None,
