@@ -366,30 +366,66 @@ def _empty_like_package(n: int, dtype: str, package: str, device: str) -> Any:
     if package == "cupy":
         import cupy
 
-        with cupy.cuda.Device(int(device.split(":")[1])):
+        idx = int(device.split(":")[1])
+        if cupy.cuda.runtime.getDevice() == idx:
+            return cupy.empty(n, dtype=dtype)
+        with cupy.cuda.Device(idx):
             return cupy.empty(n, dtype=dtype)
     import torch
 
     return torch.empty(n, dtype=getattr(torch, dtype), device=device)
 
 
-def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
-    from .._interop import export
+def _current_stream(x: Any) -> int:
+    """The current stream of GPU array x's package on x's device (0 for host arrays): where
+    gpula's products run, ordered with the caller's work like the package's own operations."""
+    from .._interop import is_gpu_array, package_of
 
-    try:
-        package = _package(x)
-    except TypeError as e:
-        raise TypeError(f"[{name}] x: {e}") from None
-    if package != A.package or _device(x, package) != A.device:
-        raise ValueError(
-            f"[{name}] x must be a {A.package} array on {A.device} like A, got {package} on {_device(x, package)}"
-        )
+    if not is_gpu_array(x):
+        return 0
+    pkg = package_of(x)
+    return pkg.current_stream(pkg.device_of(x))
+
+
+def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
+    """y = op(A) x on the package's current stream. The checks of x against A are done in full
+    once per (type, dtype) of x and then cached on A, so that repeated products of small
+    matrices cost little more than the product itself."""
+    from .._interop import export, package_of
+
+    key = (type(x), getattr(x, "dtype", None), op)
+    known = A.__dict__.get("_spmv_known")
+    if known is None or known[0] != key:
+        try:
+            package = _package(x)
+        except TypeError as e:
+            raise TypeError(f"[{name}] x: {e}") from None
+        device = _device(x, package)
+        if package != A.package or device != A.device:
+            raise ValueError(
+                f"[{name}] x must be a {A.package} array on {A.device} like A, got {package} "
+                f"on {device}"
+            )
+        if _dtype_name(x, package) != A.dtype:
+            raise TypeError(
+                f"[{name}] x must have A's dtype {A.dtype}, got {_dtype_name(x, package)}"
+            )
+        pkg = package_of(x)
+        stream = (lambda: 0) if package == "numpy" else pkg.stream_getter(pkg.device_of(x))
+        known = A.__dict__["_spmv_known"] = (key, package, stream)
+    else:
+        package = known[1]
+        if package != "numpy" and _device(x, package) != A.device:
+            raise ValueError(
+                f"[{name}] x must be a {A.package} array on {A.device} like A, got {package} "
+                f"on {_device(x, package)}"
+            )
     if x.ndim != 1:
-        raise ValueError(f"[{name}] x must be 1-D (use spmm for 2-D operands), got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"[{name}] x must be 1-D (use spmm for 2-D operands), got shape {tuple(x.shape)}"
+        )
     n_out = A.shape[1] if op else A.shape[0]
-    if _dtype_name(x, package) != A.dtype:
-        raise TypeError(f"[{name}] x must have A's dtype {A.dtype}, got {_dtype_name(x, package)}")
     x = _contiguous_1d(x, package)
     y = _empty_like_package(n_out, A.dtype, package, A.device)
-    A._plan("spmv", op).execute(export(x), export(y))
+    A._plan("spmv", op).execute(export(x), export(y), stream=known[2]())
     return y

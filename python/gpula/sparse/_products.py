@@ -12,7 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from ._matrix import _device, _dtype_name, _from_numpy, _package, _to_numpy, as_csr, csr_matrix
+from ._matrix import (
+    _current_stream,
+    _device,
+    _dtype_name,
+    _from_numpy,
+    _package,
+    _to_numpy,
+    as_csr,
+    csr_matrix,
+)
 
 _FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
 
@@ -87,7 +96,7 @@ def spmm(A: Any, B: Any, op: str = "N") -> Any:
     package = _dense_operand(A, B, "b", name)
     rows = A.shape[0] if op == "N" else A.shape[1]
     C = _empty((rows, int(B.shape[1])), A.dtype, package, A.device)
-    A._plan("spmm", "NTH".index(op)).execute(export(B), export(C))
+    A._plan("spmm", "NTH".index(op)).execute(export(B), export(C), stream=_current_stream(B))
     return C
 
 
@@ -117,6 +126,7 @@ def sddmm(mask: Any, a: Any, b: Any) -> csr_matrix:
         mask.shape[1],
         export(a),
         export(b),
+        stream=_current_stream(a),
     )
     return csr_matrix._trusted(values, mask.indices, mask.indptr, mask.shape, package, mask.device)
 
@@ -169,5 +179,6 @@ def spgemm(A: Any, B: Any) -> csr_matrix:
         B.shape[0],
         B.shape[1],
         _FRAMEWORK[A.package],
+        stream=_current_stream(A.data),
     )
     return csr_matrix._trusted(data, indices, indptr, (A.shape[0], B.shape[1]), A.package, A.device)
