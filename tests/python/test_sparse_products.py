@@ -257,3 +257,40 @@ def test_plans_kept_on_the_matrix_and_see_value_changes(rng):
     np.testing.assert_allclose(A @ x, 2 * y1, rtol=1e-12)
     np.testing.assert_allclose(A @ B, 2 * C1, rtol=1e-12)
     assert all(A._plans[k] is v for k, v in plans.items())
+
+
+@pytest.mark.gpu
+def test_products_run_on_the_callers_current_stream():
+    """A @ x, spmm and sddmm inside `with torch.cuda.stream(s)` run on s (a non-blocking
+    stream, unordered with the legacy default stream): x is produced by slow work queued on s
+    just before, so a product launched anywhere else would read it unfinished."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA torch")
+    rng = np.random.default_rng(11)
+    S = sp.random(2000, 2000, density=0.01, format="csr", random_state=rng)
+    S.sum_duplicates()
+    dev = torch.device("cuda")
+    A = gl.sparse.csr_matrix(
+        tuple(torch.from_numpy(v).to(dev) for v in (S.data, S.indices.astype(np.int32),
+                                                    S.indptr.astype(np.int32))),
+        shape=S.shape,
+    )
+    s = torch.cuda.Stream()
+    for _ in range(3):
+        with torch.cuda.stream(s):
+            w = torch.randn(4096, 4096, device=dev, dtype=torch.float64)
+            for _ in range(8):  # tens of milliseconds of work on s
+                w = torch.tanh(w @ w / 64.0)
+            x = w[0, :2000].contiguous()
+            b = w[:2000, :3].contiguous()
+            y = A @ x
+            c = gl.sparse.spmm(A, b)
+            v = gl.sparse.sddmm(A, b, b[:, :3].T.contiguous()).data
+        s.synchronize()
+        xh, bh = x.cpu().numpy(), b.cpu().numpy()
+        np.testing.assert_allclose(y.cpu().numpy(), S @ xh, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(c.cpu().numpy(), S @ bh, rtol=1e-10, atol=1e-12)
+        r, q = S.nonzero()
+        np.testing.assert_allclose(v.cpu().numpy(), np.einsum("ij,ij->i", bh[r], bh[q]),
+                                   rtol=1e-10, atol=1e-12)
