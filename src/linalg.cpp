@@ -282,8 +282,9 @@ Factor cholesky(const TensorView& a, bool lower, const LinalgOptions& options, S
       x.zero(info.view());
       return Factor{x.result(out), x.result(info)};
     }
-    if (!x.exec().is_cuda()) {
-      // Row-major lower of a = column-major upper of a^T: LAPACK factors the copy in place.
+    if (!x.exec().is_cuda() || x.backend().potrf_any_triangle(count, n)) {
+      // Row-major lower of a = column-major upper of a^T: LAPACK (or the GPU's batched_small
+      // kernel) factors the copy in place.
       x.copy(a, out.view());
       const SquareBatch f{out.data(), a.dtype, n, count};
       x.backend().potrf(f, lower, ints(info), x.call());
@@ -293,6 +294,8 @@ Factor cholesky(const TensorView& a, bool lower, const LinalgOptions& options, S
       // (n = 8192 fp64 on an H200: 7.3 vs 13.8 ms; potrfBatched 10000 x 32: 0.20 vs 0.30 ms),
       // so a is copied transposed into a column-major workspace, factored there in the
       // requested triangle, and copied back transposed (two copies of n^2, ~0.3 ms each there).
+      // Batches the backend factors as fast on either triangle take the branch above: one
+      // plain copy.
       Tensor work = x.empty(a.shape, a.dtype);
       TensorView col = work.view();
       std::swap(col.strides[col.strides.size() - 1], col.strides[col.strides.size() - 2]);

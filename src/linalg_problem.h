@@ -46,6 +46,9 @@ class LinalgBackend {
   // Cholesky in place: a = U^H U (upper) or L L^H; reads and writes only that triangle.
   virtual void potrf(const SquareBatch& a, bool upper, int32_t* info,
                      const LinalgCall& c) const = 0;
+  // Whether potrf is as fast on the upper triangle as on the lower for such a batch. Where it
+  // is not (cuSOLVER's), the CUDA cholesky front factors the lower one of a transposed copy.
+  virtual bool potrf_any_triangle(int64_t /*count*/, int64_t /*n*/) const { return true; }
   // Y M = B in place of y (rows = any, cols = f.n), M = F^H F (upper) or F F^H (lower) given
   // by potrf's factor F. f.count == y.count.
   virtual void potrs_right(const SquareBatch& f, bool upper, const DenseBatch& y,

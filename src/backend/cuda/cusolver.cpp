@@ -1,8 +1,10 @@
 // CUDA backend of the dense solvers. One matrix, or a batch of large ones: cuSOLVER's 64-bit
 // X API (Xpotrf/Xpotrs, Xgetrf/Xgetrs), looping over the batch on the stream, with workspaces
-// sized by *_bufferSize and taken from the stream-ordered pool. Batches of small matrices (order
-// <= kBatchedMaxN): cusolverDn<t>potrfBatched/potrsBatched and cuBLAS getrf/getrs/getri/
-// matinv/trsmBatched over device pointer arrays, one call per batch. Refined solves: cuSOLVER
+// sized by *_bufferSize and taken from the stream-ordered pool. Batches of matrices of order
+// <= kSmallBatchedMaxN (32): gpula's own kernels for potrf, potrs_right, getrf and getrs
+// (kernels/batched_small.h), one launch per batch. Batches up to order kBatchedMaxN:
+// cusolverDn<t>potrfBatched/potrsBatched and cuBLAS getrf/getrs/getri/matinv/trsmBatched over
+// device pointer arrays, one call per batch. Refined solves: cuSOLVER
 // IRS (cusolverDnIRSXgesv) with fallback to working precision. Nothing here synchronizes except
 // IRS, which returns its iteration count to the host.
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "backend/cuda/check.h"
 #include "backend/cuda/context.h"
 #include "backend/cuda/cusolver_common.h"
+#include "backend/cuda/kernels/batched_small.h"
 #include "backend/cuda/kernels/linalg.h"
 #include "backend/cuda/solver_calls.h"
 #include "format.h"
@@ -66,6 +69,8 @@ Tensor pointers(const B& m, const LinalgCall& c) {
 void** ptrs(const Tensor& t) { return static_cast<void**>(t.data()); }
 
 bool batched(int64_t count, int64_t n) { return count > 1 && n <= kBatchedMaxN; }
+// Batches that gpula's own kernels take (kernels/batched_small.h).
+bool small_batched(int64_t count, int64_t n) { return count > 1 && n <= kSmallBatchedMaxN; }
 
 cublasFillMode_t fill(bool upper) {
   return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
@@ -135,6 +140,12 @@ class CudaLinalg final : public LinalgBackend {
  public:
   void potrf(const SquareBatch& a, bool upper, int32_t* info, const LinalgCall& c) const override {
     Context& ctx = context(c.stream.device.index);
+    if (small_batched(a.count, a.n)) {
+      note(c, cat("gpula batched_small potrf: ", a.count, " matrices of order ", a.n));
+      GPULA_CHECK(c.op, launch_potrf_small(a.data, elem_type(a.dtype), static_cast<int>(a.n),
+                                           a.count, upper, info, raw(c)));
+      return;
+    }
     cusolverDnHandle_t h = ctx.cusolver(raw(c));
     if (batched(a.count, a.n)) {
       note(c, cat("cusolverDn<t>potrfBatched: ", a.count, " matrices of order ", a.n));
@@ -155,11 +166,23 @@ class CudaLinalg final : public LinalgBackend {
                                          a.n, dt, ws.data(), dev, hw, host, info + b));
   }
 
+  // The batched_small kernel runs the same on either triangle; cuSOLVER's upper is ~2x slower.
+  bool potrf_any_triangle(int64_t count, int64_t n) const override {
+    return small_batched(count, n);
+  }
+
   void potrs_right(const SquareBatch& f, bool upper, const DenseBatch& y,
                    const LinalgCall& c) const override {
     Context& ctx = context(c.stream.device.index);
     const int64_t n = f.n, m = y.rows;
     if (m == 0) return;
+    if (small_batched(y.count, n)) {
+      note(c, cat("gpula batched_small potrs: ", y.count, " matrices of order ", n, ", ", m,
+                  " right-hand sides"));
+      GPULA_CHECK(c.op, launch_potrs_right_small(f.data, elem_type(f.dtype), static_cast<int>(n),
+                                                 y.count, upper, y.data, m, raw(c)));
+      return;
+    }
     if (!is_complex(f.dtype) && m == 1) {
       // One right-hand side, real: y M = b is M y^T = b^T (M symmetric), LAPACK's potrs.
       cusolverDnHandle_t h = ctx.cusolver(raw(c));
@@ -204,6 +227,12 @@ class CudaLinalg final : public LinalgBackend {
   void getrf(const SquareBatch& a, int32_t* ipiv, int32_t* info,
              const LinalgCall& c) const override {
     Context& ctx = context(c.stream.device.index);
+    if (small_batched(a.count, a.n)) {
+      note(c, cat("gpula batched_small getrf: ", a.count, " matrices of order ", a.n));
+      GPULA_CHECK(c.op, launch_getrf_small(a.data, elem_type(a.dtype), static_cast<int>(a.n),
+                                           a.count, ipiv, info, raw(c)));
+      return;
+    }
     if (batched(a.count, a.n)) {
       note(c, cat("cublas<t>getrfBatched: ", a.count, " matrices of order ", a.n));
       Tensor p = pointers(a, c);
@@ -233,6 +262,13 @@ class CudaLinalg final : public LinalgBackend {
     Context& ctx = context(c.stream.device.index);
     const int64_t n = lu.n, k = x.cols;
     if (k == 0) return;
+    if (small_batched(x.count, n)) {
+      note(c, cat("gpula batched_small getrs", transpose ? " (transposed): " : ": ", x.count,
+                  " matrices of order ", n, ", ", k, " right-hand sides"));
+      GPULA_CHECK(c.op, launch_getrs_small(lu.data, elem_type(lu.dtype), static_cast<int>(n),
+                                           x.count, ipiv, transpose, x.data, k, raw(c)));
+      return;
+    }
     if (batched(x.count, n)) {
       note(c, cat("cublas<t>getrsBatched: ", x.count, " matrices of order ", n, ", ", k,
                   " right-hand sides"));

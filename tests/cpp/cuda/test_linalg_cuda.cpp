@@ -1,7 +1,9 @@
 // The CUDA dense solvers on device memory, checked against a complex128 reference (backward
 // errors, reconstructions) and against the CPU backend on the same data. Sizes cover both GPU
-// paths: batches of small matrices (potrfBatched, getrfBatched, matinvBatched, trsmBatched at
-// 1000 x 32x32) and single large ones (X API at n = 512); IRS refinement vs the plain solve.
+// paths: batches of small matrices (gpula's batched_small kernels and matinvBatched at
+// 1000 x 32x32; test_batched_small_cuda.cpp covers those kernels and the vendor batched
+// routines at n = 33) and single large ones (X API at n = 512); IRS refinement vs the plain
+// solve.
 //
 // Built only with CUDA; run by scripts/gpu_check.sh on the lent GPU.
 #include <cuda_runtime.h>
@@ -166,7 +168,8 @@ TEST_P(CudaLinalg, ChoSolveAndLuSolveBothPaths) {
       // Real types: scipy's (lu, piv) agree with the CPU backend's. Complex: cuBLAS's batched
       // getrf chooses other (equally valid) pivots than LAPACK for most matrices (seen on the
       // H200: ~70% of the entries differ, identically for complex64 and complex128), so only the
-      // reconstruction above and the bound on L are required.
+      // reconstruction above and the bound on L are required. (At n = 32 gpula's own kernel runs,
+      // which picks LAPACK's pivots; test_batched_small_cuda.cpp checks that for complex too.)
       if (!gpula::is_complex(t)) {
         la::LU fc = la::lu_factor(gen.view);
         int64_t same_piv = 0;
