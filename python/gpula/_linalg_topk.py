@@ -1,10 +1,14 @@
 """Top-k SVD and top-k Hermitian eigenpairs (gpula.linalg.svd(k=...) / eigh(k=...)).
 
-svd_topk: randomized range finder (Halko, Martinsson, Tropp 2011) with oversampling p and q
-power (subspace) iterations, each followed by a QR re-orthonormalization; every large product
-is gpula's matmul and every orthonormalization gpula's QR, so the work runs where the data
-lives (cuBLAS/cuSOLVER for CUDA
-arrays, BLAS/LAPACK for NumPy). The (k + p) x (k + p) projected problem is a small dense SVD on the host. Cost O(m n (k + p) (2 q + 2)), growing with k.
+svd_topk: randomized range finder (Halko, Martinsson, Tropp 2011) with oversampling p (10) and
+q (2 in single precision, 4 in double) power (subspace) iterations, re-orthonormalized by QR after every product, or only after
+each product with A where the first sample's R shows a spread of singular values small enough
+for A^H A to lose nothing to rounding (halving the QRs); every large product is gpula's matmul
+and every orthonormalization gpula's QR, so the work runs where the data lives
+(cuBLAS/cuSOLVER for CUDA arrays, BLAS/LAPACK for NumPy). The projected (k + p) x n problem B
+is solved through its float64 Gram matrix B B^H (a small eigh on the host) where that keeps the
+singular vectors orthonormal to 1e-5 (sigma_1 / sigma_k <= 1e-5 / eps), else through a QR of
+B^H and a small SVD. Cost O(m n (k + p) (2 q + 2)), growing with k.
 Accuracy: the error of sigma_j is bounded by the tail sigma_{k+p+1} shrunk by the power
 iterations (roughly (sigma_{k+p+1} / sigma_j)^(2 q + 1)); with fast singular value decay a few
 iterations reach working precision, with a flat spectrum more are needed.
@@ -136,7 +140,8 @@ def svd_topk(
     descending, vh (..., k, n))``, or ``s`` with ``compute_uv=False``.
 
     method: "randomized" (randomized range finder with power iterations); "auto" is
-    "randomized". options: {"oversampling": p (default 10), "power_iterations": q (default 4),
+    "randomized". options: {"oversampling": p (default 10), "power_iterations": q (default 2
+    for float32/complex64, 4 for float64/complex128),
     "seed": 0}. For k >= min(m, n) / 2 the randomized subspace is the whole space and the result
     is exact to working precision.
     """
@@ -151,31 +156,103 @@ def svd_topk(
             f"[linalg.svd_topk] method: expected one of {_SVD_METHODS}, got {method!r}"
         )
     p = int(opts.get("oversampling", 10))
-    q = int(opts.get("power_iterations", 4))
+    # Single precision saturates sooner: its rounding floor is reached in fewer iterations.
+    q = int(opts.get("power_iterations", 2 if _real_dtype(a) == np.float32 else 4))
     seed = int(opts.get("seed", 0))
     if p < 0 or q < 0:
         raise ValueError(
             f"[linalg.svd_topk] options: oversampling and power_iterations must be >= 0, got {p}, {q}"
         )
     ell = min(k + p, min(m, n))
-    _log.info("[linalg.svd_topk] randomized: k=%d l=%d power_iterations=%d", k, ell, q)
     batch = tuple(a.shape[:-2])
+    eps = float(np.finfo(_real_dtype(a)).eps)
     omega = _randn(a, batch + (n, ell), _np_dtype(a), seed)
     ah = _adj(a)
-    qm = _orth(_mm(a, omega))
+    qm, r = _qr(_mm(a, omega))
+    # Orthonormalize after every product (randomized subspace iteration), unless the spread of
+    # the sample's R diagonal (an estimate of sigma_1 / sigma_l, sharpened by each iteration)
+    # is small enough that A^H A applied to an orthonormal block loses no more than 1e-4 of
+    # the smallest direction to rounding: then only after each product with A (half the QRs).
+    every = _spread(r) ** 2 * eps > 1e-4
+    _log.info(
+        "[linalg.svd_topk] randomized: k=%d l=%d power_iterations=%d, orthonormalized after %s",
+        k, ell, q, "every product" if every else "each product with A",
+    )
     for _ in range(q):
-        z = _orth(_mm(ah, qm))
-        qm = _orth(_mm(a, z))
+        z = _mm(ah, qm)
+        if every:
+            z = _orth(z)
+        qm, r = _qr(_mm(a, z))
     bh = _mm(ah, qm)  # (..., n, l) = B^H with B = Q^H A
-    q2, r = __import__("gpula._linalg_qr", fromlist=["qr"]).qr(_contig(bh))
-    # B = R^H Q2^H; small SVD of R^H on the host.
-    ur, s, vrh = np.linalg.svd(_adj(_to_host(r)))
-    s = np.ascontiguousarray(s[..., :k]).astype(_real_dtype(a))
+    small = _small_svd_gram(bh, k, compute_uv, eps)
+    if small is None:  # the Gram route would not keep v orthonormal: QR of B^H
+        _log.info("[linalg.svd_topk] projected problem by QR (sigma_1 / sigma_k too large for "
+                  "its Gram matrix)")
+        q2, r = _qr(bh)
+        # B = R^H Q2^H; small SVD of R^H on the host.
+        ur, s, vrh = np.linalg.svd(_adj(_to_host(r)))
+        s = np.ascontiguousarray(s[..., :k]).astype(_real_dtype(a))
+        if not compute_uv:
+            return _like(a, s)
+        u = _mm(qm, _like(a, np.ascontiguousarray(ur[..., :, :k])))
+        v = _mm(q2, _like(a, np.ascontiguousarray(_adj(vrh)[..., :, :k])))
+        return u, _like(a, s), _contig(_adj(v))
+    s, ub, w = small
     if not compute_uv:
         return _like(a, s)
-    u = _mm(qm, _like(a, np.ascontiguousarray(ur[..., :, :k])))
-    v = _mm(q2, _like(a, np.ascontiguousarray(_adj(vrh)[..., :, :k])))
+    u = _mm(qm, _like(a, ub))
+    v = _mm(bh, _like(a, w))  # B^H u_j / sigma_j
     return u, _like(a, s), _contig(_adj(v))
+
+
+def _qr(y: Any) -> tuple:
+    from ._linalg_qr import qr
+
+    return qr(_contig(y))
+
+
+def _spread(r: Any) -> float:
+    """max |R_ii| / min |R_ii| over R's diagonal (worst over a batch); inf for a zero."""
+    d = np.abs(np.diagonal(_to_host(r), axis1=-2, axis2=-1))
+    lo = d.min(axis=-1)
+    hi = d.max(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.max(np.where(lo > 0, hi / lo, np.inf)))
+
+
+def _small_svd_gram(bh: Any, k: int, compute_uv: bool, eps: float) -> tuple | None:
+    """The top k of the SVD of B from bh = B^H: the float64 Gram matrix B B^H = bh^H bh (one
+    product where bh lives), an l x l eigenproblem on the host, v = B^H U_B / s. Returns
+    (s, U_B[:, :k], U_B[:, :k] / s), or None where the route loses accuracy: its singular
+    values are good to eps64 (sigma_1 / sigma_j)^2 (below the working precision's), but v's
+    columns lose about eps sigma_1 / sigma_j of orthogonality, so it is taken only where
+    eps sigma_1 / sigma_k <= 1e-5 (float32: sigma_1 / sigma_k <= ~170)."""
+    bh64 = _astype(bh, np.complex128 if _is_complex(bh) else np.float64)
+    g = _to_host(_mm(_adj(bh64), bh64))
+    lam, ub = np.linalg.eigh(g)
+    lam, ub = lam[..., ::-1][..., :k], ub[..., :, ::-1][..., :, :k]
+    s = np.sqrt(np.maximum(lam, 0.0))
+    s1, sk = s[..., 0], s[..., -1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if not np.all((sk > 0) & (eps * s1 <= 1e-5 * sk)):
+            return None
+    rdt = _real_dtype(bh)
+    cdt = _np_dtype(bh)
+    s_out = np.ascontiguousarray(s).astype(rdt)
+    if not compute_uv:
+        return s_out, None, None
+    w = ub / s[..., None, :]
+    return s_out, np.ascontiguousarray(ub).astype(cdt), np.ascontiguousarray(w).astype(cdt)
+
+
+def _astype(x: Any, dt: np.dtype) -> Any:
+    if isinstance(x, np.ndarray):
+        return x.astype(dt)
+    if type(x).__module__.split(".")[0] == "torch":
+        import torch
+
+        return x.to(getattr(torch, np.dtype(dt).name))
+    return x.astype(dt)
 
 
 def _eigh_full(a: Any, lower: bool) -> tuple:

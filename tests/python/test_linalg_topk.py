@@ -169,3 +169,32 @@ def test_gl_linalg_svd_k():
     a = _decaying(rng, 30, 20, np.float64)
     s = gl.linalg.svd(a, k=3, compute_uv=False)
     np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False)[:3], rtol=1e-10)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_svd_topk_routes(dt, caplog):
+    """Each route of svd_topk against the full SVD: orthonormalizing after every product or only
+    after each product with A (chosen from the first sample's spread), and the float64 Gram or
+    the QR route for the projected problem (a steep spectrum takes QR: sigma_1 / sigma_k is
+    beyond what keeps v orthonormal through the Gram matrix in float32)."""
+    import logging
+
+    rng = np.random.default_rng(9)
+    m, n, k = 120, 90, 6
+    for decay in (0.97, 0.3):  # flat: few QRs and Gram; steep: every product, QR (float32)
+        u0, _ = np.linalg.qr(rng.standard_normal((m, n)))
+        v0, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        a = ((u0 * decay ** np.arange(n)) @ v0.T).astype(dt)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="gpula"):
+            u, s, vh = svd_topk(a, k=k, options={"power_iterations": 6})
+        text = caplog.text
+        if decay == 0.97:
+            assert "after each product with A" in text
+            assert "projected problem by QR" not in text
+        elif dt == np.float32:
+            assert "after every product" in text and "projected problem by QR" in text
+        ref = np.linalg.svd(a.astype(np.float64), compute_uv=False)[:k]
+        np.testing.assert_allclose(s, ref, rtol=5e-3 if decay == 0.97 else _tol(dt) * 10)
+        np.testing.assert_allclose(u.T @ u, np.eye(k), atol=_tol(dt) * 10)
+        np.testing.assert_allclose(vh @ vh.T, np.eye(k), atol=_tol(dt) * 10)
