@@ -22,6 +22,7 @@ import scipy.sparse as sp
 # Enum values of cuDSS 1.0's cudss_data_types.h (checked by compiling against the header).
 CONFIG_REORDERING_ALG = 0
 CONFIG_HOST_NTHREADS = 14
+CONFIG_ND_NLEVELS = 17
 DATA_INFO = 0
 DATA_LU_NNZ = 1
 PHASE_REORDERING = 1
@@ -62,7 +63,7 @@ class Cudss:
             raise RuntimeError(f"{what} failed: status {status}")
 
 
-def run(cu, cp, a, b, alg: str, threads: int, mtype: int):
+def run(cu, cp, a, b, alg: str, threads: int, mtype: int, nd_levels: int = 0):
     lib, h = cu.lib, cu.handle
     vp = ctypes.c_void_p
     n, nnz = a.shape[0], a.nnz
@@ -79,6 +80,13 @@ def run(cu, cp, a, b, alg: str, threads: int, mtype: int):
     if threads > 1:
         nt = ctypes.c_int(threads)
         cu.ok(lib.cudssConfigSet(config, CONFIG_HOST_NTHREADS, ctypes.byref(nt), 4), "nthreads")
+    if nd_levels > 0:
+        nl = ctypes.c_int(nd_levels)
+        cu.ok(lib.cudssConfigSet(config, CONFIG_ND_NLEVELS, ctypes.byref(nl), 4), "nd_nlevels")
+    else:
+        nl, written = ctypes.c_int(-1), ctypes.c_size_t()
+        lib.cudssConfigGet(config, CONFIG_ND_NLEVELS, ctypes.byref(nl), 4, ctypes.byref(written))
+        print(f"  (ND_NLEVELS default: {nl.value})", flush=True)
     cu.ok(
         lib.cudssMatrixCreateCsr(
             ctypes.byref(mat), ctypes.c_int64(n), ctypes.c_int64(n), ctypes.c_int64(nnz),
@@ -136,16 +144,21 @@ def main():
     mt = os.path.join(cu.libdir, "libcudss_mtlayer_gomp.so.1")
     have_mt = os.path.exists(mt)
     rows = []
-    configs = [("default", 1, MTYPE_SPD, "spd"), ("amd", 1, MTYPE_SPD, "spd"),
-               ("default", 1, MTYPE_GENERAL, "gen")]
-    for alg, th, mtype, tag in configs:
-        rows.append((f"{tag} {alg} 1 thread", *run(cu, cp, a, b, alg, th, mtype)))
     if have_mt:
         cu.ok(cu.lib.cudssSetThreadingLayer(cu.handle, mt.encode()), "cudssSetThreadingLayer")
-        for alg, mtype, tag in (("default", MTYPE_SPD, "spd"), ("nested_dissection", MTYPE_SPD,
-                                 "spd"), ("default", MTYPE_GENERAL, "gen")):
-            rows.append((f"{tag} {alg} {args.threads} threads (mtlayer)",
-                         *run(cu, cp, a, b, alg, args.threads, mtype)))
+        t = args.threads
+        for alg, th, mtype, tag, nd in (
+            ("default", t, MTYPE_SPD, "spd", 0),
+            ("default", t // 2, MTYPE_SPD, "spd", 0),
+            ("default", t, MTYPE_SPD, "spd", 4),
+            ("default", t, MTYPE_SPD, "spd", 6),
+            ("default", t, MTYPE_SPD, "spd", 8),
+            ("default", t, MTYPE_SPD, "spd", 12),
+            ("amd", t, MTYPE_SPD, "spd", 0),
+            ("default", t, MTYPE_GENERAL, "gen", 0),
+        ):
+            name = f"{tag} {alg} {th} threads" + (f" nd_nlevels={nd}" if nd else "")
+            rows.append((name, *run(cu, cp, a, b, alg, th, mtype, nd)))
     else:
         print(f"no threading layer at {mt}")
     print(f"\ncuDSS phases, 2-D Poisson n = {a.shape[0]}, nnz = {a.nnz}, fp64, seconds")
