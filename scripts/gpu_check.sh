@@ -219,6 +219,14 @@ stage_cuda() {
     if command -v gdb >/dev/null; then
       timeout 120 gdb -q -batch -ex run -ex bt --args "$CUDA_TESTS" --gtest_color=no \
         "--gtest_filter=$last" 2>&1 | tail -40
+    elif ${CC:-cc} -shared -fPIC -o "$BUILD/segv_backtrace.so" "$ROOT/scripts/segv_backtrace.c" \
+        2>/dev/null; then
+      # No gdb: a preloaded handler prints binary(+offset) frames; addr2line names them.
+      LD_PRELOAD=$BUILD/segv_backtrace.so timeout 120 "$CUDA_TESTS" --gtest_color=no \
+        "--gtest_filter=$last" >"$BUILD/segv.txt" 2>&1 || true
+      tail -60 "$BUILD/segv.txt"
+      grep -o "$(basename "$CUDA_TESTS")(+0x[0-9a-f]*)" "$BUILD/segv.txt" | grep -o '0x[0-9a-f]*' |
+        xargs -r addr2line -f -C -e "$CUDA_TESTS" 2>&1 | paste - - | head -40
     fi
     [[ $filter == *-* ]] && filter="$filter:$last" || filter="$filter-$last"
   done
