@@ -11,7 +11,8 @@ cupyx.scipy.sparse.linalg.spsolve when CuPy and a GPU are present (CUDA events, 
 process stopped after --cupyx-timeout), and gpula's
 DirectSolver on CuPy operands (cuDSS): first solve and refactorize + solve.
 Timing: wall clock (perf_counter) on the host, median of --repeats after one warm-up where the
-call is cheap enough. Writes a dated markdown table to DIR and prints summary lines. Never asserts.
+call is cheap enough; the CPU rows also give each phase's time. Writes a dated markdown table to
+DIR and prints summary lines. Never asserts.
 """
 from __future__ import annotations
 
@@ -68,24 +69,41 @@ def time_scipy_once(m, timeout):
 def time_gpula_cpu(a, b, repeats, assume="gen"):
     import gpula as gl
 
-    t0 = time.perf_counter()
+    clock = time.perf_counter
+    t0 = clock()
     s = gl.sparse.DirectSolver(a, b, {"assume_a": assume})
+    t1 = clock()
     s.plan()
+    t2 = clock()
     s.factorize()
+    t3 = clock()
     x = s.solve()
-    first = time.perf_counter() - t0
+    t4 = clock()
+    first = t4 - t0
+    phases = (
+        f"construct {t1 - t0:.2f} + plan {t2 - t1:.2f} + factorize {t3 - t2:.2f} + "
+        f"solve {t4 - t3:.2f} s"
+    )
     resid = float(np.linalg.norm(a @ x - b) / np.linalg.norm(b))
-    refac = []
+    refac, refac_phases = [], []
     for r in range(repeats):
         a2 = a.copy()
         a2.data = a2.data * (1.0 + 0.01 * (r + 1))
-        t0 = time.perf_counter()
+        t0 = clock()
         s.reset_operands(a=a2)
+        t1 = clock()
         s.factorize()
+        t2 = clock()
         s.solve()
-        refac.append(time.perf_counter() - t0)
+        t3 = clock()
+        refac.append(t3 - t0)
+        refac_phases.append(
+            (t3 - t0, f"reset {t1 - t0:.2f} + factorize {t2 - t1:.2f} + solve {t3 - t2:.2f} s")
+        )
     s.free()
-    return first, statistics.median(refac), resid
+    median = statistics.median(refac)
+    closest = min(refac_phases, key=lambda p: abs(p[0] - median))[1]
+    return first, median, resid, f"first: {phases}; refactorize (median run): {closest}"
 
 
 def _cupyx_child(m, repeats, q):
@@ -212,8 +230,9 @@ def main(argv=None):
     progress(f"gpula GPU pos (cuDSS): {g}")
     g_gen = time_gpula_gpu(a, b, args.repeats, "gen")
     progress(f"gpula GPU gen (cuDSS): {g_gen}")
-    first, refac, resid = time_gpula_cpu(a, b, args.repeats, "pos")
-    progress(f"gpula CPU pos (CHOLMOD): first {first:.3f} s, refactorize+solve {refac:.3f} s")
+    first, refac, resid, chol_phases = time_gpula_cpu(a, b, args.repeats, "pos")
+    progress(f"gpula CPU pos (CHOLMOD): first {first:.3f} s, refactorize+solve {refac:.3f} s "
+             f"({chol_phases})")
     umf = None if args.no_umfpack else time_gpula_cpu(a, b, args.repeats, "gen")
     progress(f"gpula CPU gen (UMFPACK): {umf}")
     t_scipy, r_scipy = time_scipy_once(args.m, args.scipy_timeout)
@@ -228,11 +247,11 @@ def main(argv=None):
     rows = [
         ("gpula CPU pos (CHOLMOD) plan+factorize+solve", first, f"residual {resid:.1e}"),
         ("gpula CPU pos (CHOLMOD) refactorize+solve (median)", refac,
-         f"{refac / first:.2f} of the first solve"),
+         f"{refac / first:.2f} of the first solve; {chol_phases}"),
         ("gpula CPU gen (UMFPACK) plan+factorize+solve", umf and umf[0],
          f"residual {umf[2]:.1e}" if umf else "skipped (--no-umfpack)"),
         ("gpula CPU gen (UMFPACK) refactorize+solve (median)", umf and umf[1],
-         f"{umf[1] / umf[0]:.2f} of the first solve" if umf else ""),
+         f"{umf[1] / umf[0]:.2f} of the first solve; {umf[3]}" if umf else ""),
         ("scipy.sparse.linalg.spsolve (once)", t_scipy,
          "timed out" if t_scipy is None else f"residual {r_scipy:.1e}"),
         ("cupyx.scipy.sparse.linalg.spsolve (median)", t_cupyx,

@@ -3,13 +3,16 @@
 // matrices, several right-hand sides, refactorization with new values, and every documented
 // error.
 #include <gpula/error.h>
+#include <gpula/log.h>
 #include <gpula/sparse.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <complex>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -417,7 +420,7 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, SparseDirectCpuCholmod,
                                            Case{DType::c64, DType::i64}));
 
 TEST(SparseDirectCpuCholmodEdge, Poisson2dInt64) {
-  HostCsr a = poisson2d(40);  // n = 1600: supernodal factorization
+  HostCsr a = poisson2d(40);  // n = 1600
   Arrays arr = make_arrays(a, DType::f64, DType::i64);
   DirectSolver s(arr.view, pd());
   s.plan();
@@ -572,6 +575,81 @@ TEST(SparseDirectCpuCholmodErrors, IndefinitePoissonAndNaN) {
   } catch (const gpula::LinAlgError&) {
     // reporting the NaN as a failed factorization is fine too
   }
+}
+
+// plan() logs (level info) the ordering and method chosen: on 2-D Poisson CHOLMOD keeps AMD
+// (METIS is tried only when AMD's fill is high) and, at this size, factorizes supernodally; UMFPACK
+// takes its symmetric strategy (AMD on A + A^T) for this structurally symmetric matrix under
+// `general` too.
+class SparseDirectCpuLog : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    gpula::set_log_sink(nullptr);
+    gpula::set_log_level(gpula::LogLevel::warning);
+  }
+};
+
+TEST_F(SparseDirectCpuLog, PlanNamesTheOrdering) {
+  std::vector<std::string> got;
+  gpula::set_log_sink([&](gpula::LogLevel, const std::string& m) { got.push_back(m); });
+  gpula::set_log_level(gpula::LogLevel::info);
+  HostCsr a = poisson2d(80);  // n = 6400: past CHOLMOD's flops / nnz(L) switch to supernodal
+  Arrays arr = make_arrays(a, DType::f64, DType::i32);
+  for (MatrixType type :
+       {MatrixType::positive_definite, MatrixType::general, MatrixType::symmetric}) {
+    got.clear();
+    DirectSolverOptions o;
+    o.matrix_type = type;
+    DirectSolver s(arr.view, o);
+    s.plan();
+    s.factorize();
+    ASSERT_EQ(got.size(), 1u) << "one decision line per plan, none per factorization";
+    const std::string& m = got[0];
+    if (type == MatrixType::positive_definite) {
+      EXPECT_NE(m.find("[sparse.DirectSolver] CHOLMOD analysis: ordering AMD, supernodal"),
+                std::string::npos)
+          << m;
+      EXPECT_NE(m.find("nnz(L)"), std::string::npos) << m;
+    } else {
+      EXPECT_NE(m.find("[sparse.DirectSolver] UMFPACK analysis: symmetric strategy, ordering AMD"),
+                std::string::npos)
+          << m;
+    }
+  }
+}
+
+// CHOLMOD's OpenMP loops run on the calling thread alone during factorize(); the thread's
+// OpenMP setting is restored afterwards, also when the factorization throws.
+TEST(SparseDirectCpuCholmodEdge, RestoresOpenMpMaxActiveLevels) {
+  const int before = omp_get_max_active_levels();
+  omp_set_max_active_levels(2);
+  HostCsr a = poisson2d(30);
+  Arrays arr = make_arrays(a, DType::f64, DType::i32);
+  DirectSolver s(arr.view, pd());
+  s.plan();
+  s.factorize();
+  EXPECT_EQ(omp_get_max_active_levels(), 2);
+  HostCsr bad = a;
+  for (auto& v : bad.values) v = -v;  // negative definite
+  Arrays arr_bad = make_arrays(bad, DType::f64, DType::i32);
+  s.reset_values(arr_bad.view.values);
+  EXPECT_THROW(s.factorize(), gpula::NotPositiveDefinite);
+  EXPECT_EQ(omp_get_max_active_levels(), 2);
+  // From inside a parallel region too (each thread its own solver and setting).
+  int failures = 0;
+#pragma omp parallel num_threads(2) reduction(+ : failures)
+  {
+    DirectSolver t(arr.view, pd());
+    t.plan();
+    t.factorize();
+    auto b = pack_values(random_rhs(a.n, false, 8), DType::f64);
+    std::vector<unsigned char> x(b.size());
+    t.solve(view1d(b.data(), DType::f64, a.n), view1d(x.data(), DType::f64, a.n));
+    if (!(relative_residual(a, b, x, DType::f64, 1) < 1e-12)) ++failures;
+  }
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(omp_get_max_active_levels(), 2);
+  omp_set_max_active_levels(before);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 """gl.sparse.DirectSolver / spsolve on the CPU (SuiteSparse: UMFPACK for general matrices, CHOLMOD
 for assume_a='pos') against scipy.sparse.linalg and dense float64/complex128 NumPy references."""
 
+import logging
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -241,3 +243,31 @@ def test_pos_indefinite_2x2():
     s.plan()
     with pytest.raises(gl.errors.NotPositiveDefinite, match="order 2"):
         s.factorize()
+
+
+def _poisson(m):
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m))
+    e = sp.identity(m)
+    return sp.csr_matrix(sp.kron(t, e) + sp.kron(e, t))
+
+
+@pytest.mark.parametrize(
+    "assume, expected",
+    [
+        ("pos", "CHOLMOD analysis: ordering AMD, supernodal"),
+        ("gen", "UMFPACK analysis: symmetric strategy, ordering AMD"),
+        ("sym", "UMFPACK analysis: symmetric strategy, ordering AMD"),
+    ],
+)
+def test_plan_logs_the_ordering(caplog, assume, expected):
+    a = _poisson(80)
+    b = np.ones(a.shape[0])
+    with caplog.at_level(logging.INFO, logger="gpula"), gl.sparse.DirectSolver(
+        a, b, {"assume_a": assume}
+    ) as s:
+        s.plan()
+        s.factorize()
+        x = s.solve()
+    messages = [r.getMessage() for r in caplog.records if r.name == "gpula"]
+    assert any(expected in m for m in messages), messages
+    assert np.linalg.norm(a @ x - b) < 1e-10 * np.linalg.norm(b)

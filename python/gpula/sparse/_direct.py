@@ -16,7 +16,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import _gpula
-from .._log import logger
+from .._log import logger, sync_level
 
 _ASSUME = ("gen", "sym", "pos", "her")
 _TRIANGLES = ("full", "lower", "upper")
@@ -123,6 +123,8 @@ class DirectSolver:
         return _contiguous(b)
 
     def plan(self) -> None:
+        """Reordering and symbolic analysis; the ordering chosen is logged at level INFO."""
+        sync_level()
         self._impl.plan()
 
     def factorize(self) -> None:

@@ -1,6 +1,7 @@
 // CPU DirectSolver backend: SuiteSparse. matrix_type positive_definite (SPD, or Hermitian positive
 // definite when complex): CHOLMOD supernodal Cholesky (its default ordering: AMD, METIS when AMD's
-// fill is high). Every other matrix type: UMFPACK LU.
+// fill is high). Every other matrix type: UMFPACK LU (symmetric strategy for symmetric and
+// hermitian, UMFPACK's own choice for general). plan() logs the ordering chosen (level info).
 //
 // UMFPACK: the CSR arrays read as CSC describe A^T, so every solve asks UMFPACK for the array
 // transpose (UMFPACK_Aat), which is A itself.
@@ -12,7 +13,10 @@
 // index conversion.
 // Values of every dtype are held in double precision (float32/complex64 widened, results narrowed
 // back): neither UMFPACK nor CHOLMOD 3 (SuiteSparse 5.12) has single-precision factorizations.
+#include <cblas.h>
 #include <gpula/error.h>
+#include <gpula/log.h>
+#include <omp.h>
 #include <suitesparse/cholmod.h>
 #include <suitesparse/umfpack.h>
 
@@ -141,13 +145,31 @@ void narrow(const double* src, DType t, int64_t count, int64_t stride, void* dst
   }
 }
 
+// Info[UMFPACK_ORDERING_USED]; its "AMD" is COLAMD under the unsymmetric strategy.
+const char* umfpack_ordering_name(double used, bool symmetric) {
+  switch (static_cast<int>(used)) {
+    case UMFPACK_ORDERING_CHOLMOD:
+      return "CHOLMOD";
+    case UMFPACK_ORDERING_AMD:
+      return symmetric ? "AMD" : "COLAMD";
+    case UMFPACK_ORDERING_GIVEN:
+      return "given";
+    case UMFPACK_ORDERING_METIS:
+      return "METIS";
+    case UMFPACK_ORDERING_NONE:
+      return "natural";
+    default:
+      return "other";
+  }
+}
+
 template <class I, bool Complex>
 class UmfpackBackend final : public DirectBackend {
   using U = Umf<I, Complex>;
   static constexpr int64_t kPer = Complex ? 2 : 1;
 
  public:
-  UmfpackBackend(const CsrView& a) : n_(a.rows), dtype_(a.dtype()) {
+  UmfpackBackend(const CsrView& a, MatrixType type) : n_(a.rows), dtype_(a.dtype()) {
     const auto* p = static_cast<const I*>(a.indptr.data);
     const auto* i = static_cast<const I*>(a.indices.data);
     indptr_.assign(p, p + n_ + 1);
@@ -155,6 +177,12 @@ class UmfpackBackend final : public DirectBackend {
     values_.resize(static_cast<std::size_t>(a.nnz() * kPer));
     widen(a.values.data, dtype_, a.nnz(), 1, values_.data());
     umfpack_di_defaults(control_);
+    // A symmetric (Hermitian) matrix is structurally symmetric: AMD on A + A^T and diagonal
+    // pivots first, without leaving the choice to UMFPACK's symmetry measure. General: its choice
+    // (the symmetric strategy too when the pattern is symmetric enough, e.g. Poisson).
+    if (type == MatrixType::symmetric || type == MatrixType::hermitian) {
+      control_[UMFPACK_STRATEGY] = UMFPACK_STRATEGY_SYMMETRIC;
+    }
   }
   ~UmfpackBackend() override { release(); }
 
@@ -164,6 +192,14 @@ class UmfpackBackend final : public DirectBackend {
     check_umfpack(U::symbolic(static_cast<I>(n_), indptr_.data(), indices_.data(), values_.data(),
                               &symbolic_, control_, info),
                   "symbolic analysis");
+    if (log_level() <= LogLevel::info) {
+      const bool sym = static_cast<int>(info[UMFPACK_STRATEGY_USED]) == UMFPACK_STRATEGY_SYMMETRIC;
+      gpula::log(LogLevel::info,
+                 gpula::detail::cat(
+                     "[", kOp, "] UMFPACK analysis: ", sym ? "symmetric" : "unsymmetric",
+                     " strategy, ordering ",
+                     umfpack_ordering_name(info[UMFPACK_ORDERING_USED], sym), ", n = ", n_));
+    }
   }
 
   void factorize() override {
@@ -177,6 +213,12 @@ class UmfpackBackend final : public DirectBackend {
                            -1, -1);
     }
     check_umfpack(status, "numeric factorization");
+    if (log_level() <= LogLevel::debug) {
+      gpula::log(LogLevel::debug,
+                 gpula::detail::cat("[", kOp, "] UMFPACK numeric factorization: nnz(L) + nnz(U) = ",
+                                    info[UMFPACK_LNZ] + info[UMFPACK_UNZ], ", ",
+                                    info[UMFPACK_FLOPS], " flops"));
+    }
   }
 
   void set_values(const TensorView& values) override {
@@ -316,6 +358,55 @@ bool check_pattern(const std::vector<I>& indptr, const std::vector<I>& indices, 
   return sorted;
 }
 
+// Threads. CHOLMOD 3's supernodal factorization runs small memory-bound OpenMP loops between its
+// BLAS calls (zeroing a supernode, scattering A and the updates into it), compiled with
+// num_threads(4) whatever the core count (no Common->nthreads_max before CHOLMOD 4), while
+// OpenBLAS (pthreads) keeps one thread per core: 4 + ncores threads, and a threaded BLAS call
+// stalls on a worker that lost its core. So this guard runs those loops on the calling thread
+// alone (max-active-levels 0: each parallel region it opens gets one thread; the ICV is per
+// thread, so other threads keep theirs) and leaves every core to BLAS, which holds the flops.
+// 2-D Poisson n = 1e6 on 2 cores, refactorization: 2.55 s -> 1.86 s (BLAS on 1 thread: 2.23 s;
+// 3-D 50^3: 2.10 s vs 3.22 s, so BLAS stays threaded). OPENBLAS_NUM_THREADS still bounds BLAS:
+// with a core busy elsewhere, 2 BLAS threads took 8.7 s and 1 thread 2.0 s. An OpenMP-built
+// OpenBLAS shares the OpenMP pool (no multiplication) and would be serialized too: left alone.
+class SerialOpenMpRegions {
+ public:
+  SerialOpenMpRegions() : saved_(omp_get_max_active_levels()) {
+    if (active_) omp_set_max_active_levels(0);
+  }
+  ~SerialOpenMpRegions() {
+    if (active_) omp_set_max_active_levels(saved_);
+  }
+  SerialOpenMpRegions(const SerialOpenMpRegions&) = delete;
+  SerialOpenMpRegions& operator=(const SerialOpenMpRegions&) = delete;
+
+ private:
+  static constexpr int kOpenMpBlas = 2;  // openblas_get_parallel(): 0 serial, 1 pthreads, 2 OpenMP
+  bool active_ = openblas_get_parallel() != kOpenMpBlas;
+  int saved_;
+};
+
+const char* cholmod_ordering_name(int ordering) {
+  switch (ordering) {
+    case CHOLMOD_NATURAL:
+      return "natural";
+    case CHOLMOD_GIVEN:
+      return "given";
+    case CHOLMOD_AMD:
+      return "AMD";
+    case CHOLMOD_METIS:
+      return "METIS";
+    case CHOLMOD_NESDIS:
+      return "NESDIS";
+    case CHOLMOD_COLAMD:
+      return "COLAMD";
+    case CHOLMOD_POSTORDERED:
+      return "postordered";
+    default:
+      return "other";
+  }
+}
+
 template <class I, bool Complex>
 class CholmodBackend final : public DirectBackend {
   using C = Chol<I>;
@@ -362,11 +453,22 @@ class CholmodBackend final : public DirectBackend {
     if (!factor_) {
       check_cholmod(common_.status < 0 ? common_.status : CHOLMOD_INVALID, "symbolic analysis");
     }
+    if (log_level() <= LogLevel::info) {
+      gpula::log(LogLevel::info,
+                 gpula::detail::cat("[", kOp, "] CHOLMOD analysis: ordering ",
+                                    cholmod_ordering_name(factor_->ordering), ", ",
+                                    factor_->is_super ? "supernodal" : "simplicial", ", n = ", n_,
+                                    ", nnz(L) ", common_.lnz, ", ", common_.fl, " flops"));
+    }
   }
 
   // Numeric Cholesky into the analyzed factor (refactorization: same ordering and structure).
   void factorize() override {
-    const int ok = C::factorize(&a_, factor_, &common_);
+    int ok = 0;
+    {
+      const SerialOpenMpRegions serial;
+      ok = C::factorize(&a_, factor_, &common_);
+    }
     check_cholmod(common_.status, "numeric factorization");
     if (!ok) check_cholmod(CHOLMOD_INVALID, "numeric factorization");
     if (common_.status == CHOLMOD_NOT_POSDEF ||
@@ -444,11 +546,11 @@ std::unique_ptr<DirectBackend> make_direct_backend(const CsrView& a,
     return std::make_unique<CholmodBackend<SuiteSparse_long, false>>(a);
   }
   if (a.index_dtype() == DType::i32) {
-    if (cplx) return std::make_unique<UmfpackBackend<int32_t, true>>(a);
-    return std::make_unique<UmfpackBackend<int32_t, false>>(a);
+    if (cplx) return std::make_unique<UmfpackBackend<int32_t, true>>(a, options.matrix_type);
+    return std::make_unique<UmfpackBackend<int32_t, false>>(a, options.matrix_type);
   }
-  if (cplx) return std::make_unique<UmfpackBackend<SuiteSparse_long, true>>(a);
-  return std::make_unique<UmfpackBackend<SuiteSparse_long, false>>(a);
+  if (cplx) return std::make_unique<UmfpackBackend<SuiteSparse_long, true>>(a, options.matrix_type);
+  return std::make_unique<UmfpackBackend<SuiteSparse_long, false>>(a, options.matrix_type);
 }
 
 }  // namespace gpula::sparse::detail::cpu
