@@ -11,6 +11,8 @@ gpula on the GPU: cg with M None / jacobi / ic0 (ic0's triangular solves by 1, 2
 3 Jacobi sweeps; exact SpSV at the quick size only); ic0 times include the cuSPARSE csric02
 factorization, done once per solve. Timed runs have no callback (a callback forces a sync per
 iteration); the iteration counts come from one more, untimed run with a counting callback.
+GMRES(30), BiCGSTAB (M None / jacobi) on the convection-diffusion matrix 700^2 and MINRES on
+the 2-D Poisson matrix 700^2, beside cupyx's gmres and minres where CuPy has them.
 Timing: CPU wall clock (perf_counter), GPU CUDA events; medians over repeats after a warm-up.
 Each row reports iterations and the true relative residual ||b - A x|| / ||b||.
 Budget: ~90 s on the H200 host (16 cores). Times are reported, never asserted.
@@ -230,6 +232,63 @@ def gpu_cases(rows, quick, repeats):
                 )
 
 
+def gpu_time(fn, repeats):
+    """Median seconds over CUDA events after a warm-up, and the last (x, info)."""
+    import cupy as cp
+
+    times, out = [], None
+    for _ in range(repeats + 1):
+        s, e = cp.cuda.Event(), cp.cuda.Event()
+        s.record()
+        out = fn()
+        e.record()
+        e.synchronize()
+        times.append(cp.cuda.get_elapsed_time(s, e) / 1e3)
+    return statistics.median(times[1:]), out
+
+
+def gpu_krylov_cases(rows, quick, repeats):
+    """gpula's device-resident gmres / bicgstab / minres, and cupyx's gmres / minres."""
+    import cupy as cp
+    import cupyx.scipy.sparse as csps
+    import cupyx.scipy.sparse.linalg as csl
+
+    import gpula.sparse.linalg as gsl
+
+    g = 300 if quick else 700  # GMRES(30) without M needs many cycles at 1000^2
+    cd, pd = convection_diffusion(g), poisson2d(g)
+    runs = []
+    for M in (None, "jacobi"):
+        runs.append(
+            ("gmres(30) conv-diff", f"gpula gpu M={M}", cd, gsl.gmres, {"restart": 30, "M": M})
+        )
+        runs.append(("bicgstab conv-diff", f"gpula gpu M={M}", cd, gsl.bicgstab, {"M": M}))
+        runs.append(("minres poisson2d", f"gpula gpu M={M}", pd, gsl.minres, {"M": M}))
+    runs.append(("gmres(30) conv-diff", "cupyx gpu", cd, csl.gmres, {"restart": 30}))
+    runs.append(("minres poisson2d", "cupyx gpu", pd, getattr(csl, "minres", None), {}))
+    for case, impl, a, fn, kw in runs:
+        ad, bd = csps.csr_matrix(a), cp.ones(a.shape[0])
+        r = {"case": case, "impl": impl, "n": a.shape[0], "ms": None, "iterations": None}
+        r.update({"info": None, "residual": None})
+        try:
+            if fn is None:
+                raise RuntimeError("not in this CuPy")
+            maxiter = 500 if case.startswith("gmres") else 20000
+            try:
+                sec, (x, info) = gpu_time(
+                    lambda: fn(ad, bd, rtol=1e-8, maxiter=maxiter, **kw), repeats
+                )
+            except TypeError:  # older CuPy: tol
+                sec, (x, info) = gpu_time(
+                    lambda: fn(ad, bd, tol=1e-8, maxiter=maxiter, **kw), repeats
+                )
+            r.update(ms=sec * 1e3, info=int(info))
+            r["residual"] = float(cp.linalg.norm(bd - ad @ x) / cp.linalg.norm(bd))
+        except Exception as e:  # report, never fail the run
+            print(f"{impl} {case} failed: {e!r}", file=sys.stderr)
+        rows.append(r)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -244,6 +303,10 @@ def main(argv=None):
     if not args.gpu_only:
         cpu_cases(rows, args.quick, repeats)
     gpu_cases(rows, args.quick, repeats)
+    try:
+        gpu_krylov_cases(rows, args.quick, repeats)
+    except Exception as e:  # no CuPy or no GPU
+        print(f"GPU gmres / bicgstab / minres skipped: {e}", file=sys.stderr)
     date = datetime.date.today().isoformat()
     lines = [
         f"## Sparse iterative solvers, {date}{' (quick sizes)' if args.quick else ''}",
@@ -260,11 +323,10 @@ def main(argv=None):
         )
     print("\n".join(lines))
     summary = [
-        "sparse iterative solvers (targets: gpula gpu cg no slower than cupyx;"
-        " faster with ic0):"
+        "sparse iterative solvers (targets: gpula gpu cg no slower than cupyx; faster with ic0):"
     ]
     for r in rows:
-        if r["ms"] is not None and r["case"].startswith("cg poisson"):
+        if r["ms"] is not None and (r["case"].startswith("cg poisson") or "gpu" in r["impl"]):
             summary.append(
                 f"  {r['case']} n={r['n']} {r['impl']}: {r['ms']:.0f} ms, "
                 f"{r['iterations']} it, res {r['residual']:.1e}"

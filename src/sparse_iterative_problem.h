@@ -22,9 +22,9 @@ IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, 
 }  // namespace cpu
 
 namespace cuda {
-/// Device-resident loop (src/backend/cuda/sparse_iterative.cpp); NotCompiled without CUDA,
-/// NotSupported for what is not written yet (only cg, real, M = None / jacobi / ic0; ic0 with
-/// int32 indices).
+/// Device-resident loops (src/backend/cuda/sparse_iterative.cpp: cg; sparse_krylov.cpp:
+/// bicgstab, gmres, minres); NotCompiled without CUDA, NotSupported for what is not written yet
+/// (real CSR A only; M = None / jacobi, and for cg also ic0 with int32 indices).
 IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
                                 const IterativeOptions& options, Stream stream);
 }  // namespace cuda

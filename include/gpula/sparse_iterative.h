@@ -12,8 +12,10 @@
 ///    iterations.
 /// Preconditioners: jacobi (inverse diagonal), ilu0 (incomplete LU with A's pattern), ic0
 /// (incomplete Cholesky, Hermitian positive pivots required) or any operator z = M^-1 r.
-/// Backends: the CPU (OpenMP vector kernels, own CSR product, own factorizations). CUDA inputs
-/// are not supported yet (NotSupported).
+/// Backends: the CPU (OpenMP vector kernels, own CSR product, own factorizations) for everything;
+/// CUDA (loops resident on the device: cuSPARSE SpMV, cuBLAS, small kernels) for a real
+/// float32 / float64 CSR A with M = None or jacobi, and for cg also ic0 (int32 indices). Other
+/// CUDA inputs (complex, LinearOperator, ilu0, operator M) raise NotSupported.
 #include <gpula/sparse.h>
 
 #include <cstdint>

@@ -7,7 +7,15 @@ import importlib
 
 import pytest
 
-MODULES = ["gpula", "gpula._matmul", "gpula._options", "gpula._log", "gpula.errors", "gpula.sparse._products"]
+MODULES = [
+    "gpula",
+    "gpula._matmul",
+    "gpula._options",
+    "gpula._log",
+    "gpula.errors",
+    "gpula.sparse._products",
+    "gpula.sparse._iterative",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

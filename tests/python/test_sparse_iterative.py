@@ -234,10 +234,147 @@ def test_cupy_not_supported_yet():
     from gpula.errors import NotSupported
 
     a = csps.csr_matrix(poisson2d(4))
-    with pytest.raises(NotSupported):
-        sla.gmres(a, cp.ones(16))
-    with pytest.raises(NotSupported):
+    with pytest.raises(NotSupported, match="ilu0"):
         sla.cg(a, cp.ones(16), M="ilu0")
+    for method in ("gmres", "bicgstab", "minres"):
+        for M in ("ilu0", "ic0", lambda r: r):
+            with pytest.raises(NotSupported, match=method):
+                getattr(sla, method)(a, cp.ones(16), M=M)
+    with pytest.raises(InvalidArgument, match="ilu7"):
+        sla.gmres(a, cp.ones(16), M="ilu7")
+    ac = csps.csr_matrix(poisson2d(4).astype(np.complex128))
+    with pytest.raises(NotSupported):
+        sla.bicgstab(ac, cp.ones(16, dtype=np.complex128))
+
+
+# ---- gmres / bicgstab / minres on CuPy arrays ----
+
+
+def varied(a):
+    """a + diag(0, 1, 2, 0, ...): a diagonal that is not constant, so jacobi is not a scaling."""
+    return (a + sps.diags((np.arange(a.shape[0]) % 3).astype(float))).tocsr()
+
+
+def convection_diffusion(g, c=0.4):
+    t = sps.diags([-1.0 - c, 2.0, -1.0 + c], [-1, 0, 1], shape=(g, g))
+    eye = sps.identity(g)
+    return (sps.kron(eye, t) + sps.kron(t, eye)).tocsr()
+
+
+def blocks_indefinite(blocks):
+    """Symmetric indefinite with a positive diagonal (so jacobi is SPD): 2 x 2 blocks
+    [[a, 3a], [3a, a]] (eigenvalues 4a, -2a) coupled by |e| <= 0.3."""
+    j = np.arange(blocks)
+    a = 1.0 + 0.25 * (j % 5)
+    e = 0.3 * np.sin(j[:-1] + 1.0)
+    main = np.repeat(a, 2)
+    off = np.zeros(2 * blocks - 1)
+    off[0::2] = 3.0 * a
+    off[1::2] = e
+    return sps.diags([off, main, off], [-1, 0, 1], format="csr")
+
+
+_PROBLEMS = {
+    "poisson": lambda: varied(poisson2d(20)),
+    "convdiff": lambda: varied(convection_diffusion(20)),
+    "indefinite": lambda: blocks_indefinite(200),
+}
+
+
+class _Csr64:
+    """A duck-typed CSR matrix of CuPy arrays with int64 indices (cupyx keeps int32)."""
+
+    format = "csr"
+
+    def __init__(self, a, cp):
+        self.shape = a.shape
+        self.data = cp.asarray(a.data)
+        self.indices = cp.asarray(a.indices.astype(np.int64))
+        self.indptr = cp.asarray(a.indptr.astype(np.int64))
+
+
+def _on_gpu(a, itype, cp):
+    import cupyx.scipy.sparse as csps
+
+    return csps.csr_matrix(a) if itype == np.int32 else _Csr64(a, cp)
+
+
+def _scipy_M(a, M):
+    if M != "jacobi":
+        return None
+    d = 1.0 / a.diagonal()
+    return ssl.LinearOperator(a.shape, matvec=lambda r: d * r.ravel(), dtype=a.dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("M", [None, "jacobi"])
+@pytest.mark.parametrize(
+    "method,problem",
+    [
+        ("bicgstab", "poisson"),
+        ("bicgstab", "convdiff"),
+        ("gmres", "poisson"),
+        ("gmres", "convdiff"),
+        ("minres", "poisson"),
+        ("minres", "indefinite"),
+    ],
+)
+def test_cupy_krylov_matches_scipy(method, problem, M, dtype, itype):
+    cp = _cupy()
+    a64 = _PROBLEMS[problem]()
+    n = a64.shape[0]
+    a = a64.astype(dtype)
+    b64 = np.random.default_rng(8).standard_normal(n)
+    b = b64.astype(dtype)
+    f32 = dtype == np.float32
+    rtol = 1e-5 if f32 else 1e-10
+    kw = {"restart": 15} if method == "gmres" else {}
+    xs, infos = getattr(ssl, method)(a64, b64, rtol=1e-12, M=_scipy_M(a64, M), maxiter=5000, **kw)
+    assert infos == 0
+    xg, info = getattr(sla, method)(_on_gpu(a, itype, cp), cp.asarray(b), rtol=rtol, M=M, **kw)
+    assert info == 0
+    assert isinstance(xg, cp.ndarray) and xg.dtype == np.dtype(dtype)
+    x = cp.asnumpy(xg).astype(np.float64)
+    assert rel_res(a.astype(np.float64), x, b64) <= (100.0 if f32 else 10.0) * rtol
+    assert np.linalg.norm(x - xs) / np.linalg.norm(xs) < (5e-2 if f32 else 1e-6)
+    # and the gpula CPU backend on the same problem: the same number of callbacks, nearly
+    calls = {"cpu": 0, "gpu": 0}
+    getattr(sla, method)(
+        a, b, rtol=rtol, M=M, callback=lambda _: calls.__setitem__("cpu", calls["cpu"] + 1), **kw
+    )
+    getattr(sla, method)(
+        _on_gpu(a, itype, cp),
+        cp.asarray(b),
+        rtol=rtol,
+        M=M,
+        callback=lambda xk: calls.__setitem__("gpu", calls["gpu"] + 1),
+        **kw,
+    )
+    assert abs(calls["gpu"] - calls["cpu"]) <= max(3, calls["cpu"] // 4)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("method", ["gmres", "bicgstab", "minres"])
+def test_cupy_krylov_info_semantics(method):
+    cp = _cupy()
+    import cupyx.scipy.sparse as csps
+
+    a = varied(poisson2d(15))
+    ag = csps.csr_matrix(a)
+    b = np.random.default_rng(9).standard_normal(a.shape[0])
+    kw = {"restart": 5} if method == "gmres" else {}
+    x, info = getattr(sla, method)(ag, cp.asarray(b), rtol=1e-14, maxiter=2, **kw)
+    xc, infoc = getattr(sla, method)(a, b, rtol=1e-14, maxiter=2, **kw)
+    assert info == infoc == 2  # gmres: restart cycles
+    np.testing.assert_allclose(cp.asnumpy(x), xc, rtol=1e-9, atol=1e-12)
+    exact = np.linalg.solve(a.toarray(), b)
+    calls = []
+    x, info = getattr(sla, method)(ag, cp.asarray(b), x0=cp.asarray(exact), callback=calls.append)
+    assert info == 0 and calls == []
+    x, info = getattr(sla, method)(ag, cp.zeros_like(cp.asarray(b)), x0=cp.ones(a.shape[0]))
+    assert info == 0 and bool(cp.all(x == 0))
 
 
 @pytest.mark.parametrize("method", ["minres", "cg"])

@@ -3,8 +3,14 @@
 A is a sparse matrix (scipy / gpula csr_matrix / anything with ``tocsr``), a
 :class:`LinearOperator` or a scipy LinearOperator (anything with ``shape`` and ``matvec``).
 The loop runs in C++ (gpula::sparse, CPU backend); Python matvecs, preconditioner operators and
-callbacks are called from inside it once per iteration. GPU arrays are not supported yet
-(NotSupported): the CUDA backend of the solvers is not built.
+callbacks are called from inside it once per iteration.
+
+CuPy arrays with a cupyx.scipy.sparse CSR A (float32 / float64, int32 or int64 indices) run on
+their GPU, the whole loop resident on the device (cuSPARSE SpMV, cuBLAS, small kernels; the
+host reads a status word every 8 iterations): cg with M None / "jacobi" / "ic0", and gmres,
+bicgstab and minres with M None / "jacobi". A callback there costs a host sync per call. The
+other GPU cases (complex dtypes, LinearOperator, "ilu0", an operator M, CUDA torch tensors)
+raise NotSupported.
 """
 
 from __future__ import annotations
@@ -153,7 +159,9 @@ def _solve(
         )
     sweeps = -1 if triangular_sweeps is None else int(triangular_sweeps)
     if is_gpu_array(b) or is_gpu_array(A) or is_gpu_array(getattr(A, "data", None)):
-        return _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback, sweeps)
+        return _solve_cupy(
+            op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, sweeps
+        )
     csr = _csr_arrays(A, op)
     b_dt = getattr(np.asarray(b.numpy() if torch_out else b), "dtype", None)
     if csr is not None:
@@ -212,17 +220,38 @@ def _solve(
     return x, int(info)
 
 
-def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback, sweeps=-1):
-    """CuPy arrays and a cupyx CSR matrix: the device-resident loop (cg, real, M None/jacobi/ic0;
-    ic0 needs int32 indices and canonical CSR, made here by sum_duplicates on a copy)."""
+# The preconditioners each method takes on a GPU (other names are checked, and refused, in C++).
+_GPU_M = {
+    "cg": ("jacobi", "ic0"),
+    "gmres": ("jacobi",),
+    "bicgstab": ("jacobi",),
+    "minres": ("jacobi",),
+}
+
+
+def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, sweeps=-1):
+    """CuPy arrays and a cupyx CSR matrix: the device-resident loops (real dtypes; cg with M
+    None/jacobi/ic0, gmres/bicgstab/minres with M None/jacobi; ic0 needs int32 indices and
+    canonical CSR, made here by sum_duplicates on a copy)."""
     if type(b).__module__.startswith("torch"):
         raise NotSupported(f"[{op}] CUDA torch tensors are not supported yet (CuPy arrays are)")
     import cupy as cp
 
-    if method != "cg" or not all(hasattr(A, k) for k in ("data", "indices", "indptr")):
-        raise NotSupported(f"[{op}] on a GPU only cg with a sparse CSR A is implemented yet")
-    if M is not None and not isinstance(M, str):
-        raise NotSupported(f"[{op}] on a GPU M must be None, 'jacobi' or 'ic0' for now")
+    if not all(hasattr(A, k) for k in ("data", "indices", "indptr")):
+        raise NotSupported(
+            f"[{op}] on a GPU A must be a sparse CSR matrix (cupyx.scipy.sparse), got "
+            f"{type(A).__name__}"
+        )
+    if getattr(A, "format", "csr") != "csr":  # a CSC matrix has indptr / indices too
+        if not hasattr(A, "tocsr"):
+            raise NotSupported(f"[{op}] on a GPU A must be CSR, got format {A.format!r}")
+        A = A.tocsr()
+    allowed = _GPU_M[method]
+    known = ("jacobi", "ic0", "ilu0")
+    if (M is not None and not isinstance(M, str)) or (M in known and M not in allowed):
+        got = f"M={M!r}" if isinstance(M, str) else f"an operator M ({type(M).__name__})"
+        names = " / ".join(repr(k) for k in allowed)
+        raise NotSupported(f"[{op}] on a GPU {method} takes M = None / {names}, got {got}")
     if M == "ic0" and not getattr(A, "has_canonical_format", True):
         A = A.copy()  # csric02 needs sorted column indices; A itself is left as it is
         A.sum_duplicates()
@@ -252,7 +281,7 @@ def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback, sweeps=-
         float(rtol),
         float(atol),
         -1 if maxiter is None else int(maxiter),
-        20,
+        int(restart),
         M,
         None,
         cb,
@@ -277,7 +306,8 @@ def cg(
 
     info 0: converged (``||b - A x|| <= max(rtol ||b||, atol)``), > 0: maxiter reached, < 0:
     breakdown. M: None, "jacobi", "ic0", "ilu0" or an operator applying M^-1. callback(xk) is
-    called after every iteration.
+    called after every iteration. On a GPU (CuPy b, cupyx CSR A): real dtypes, M None /
+    "jacobi" / "ic0" (int32 indices).
 
     triangular_sweeps (M="ic0" on a GPU): each of the two triangular solves with the IC(0)
     factor is that many Jacobi sweeps (an approximate but fixed symmetric positive definite
@@ -298,13 +328,35 @@ def cg(
 
 
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
-    """BiCGSTAB for a general square A; returns ``(x, info)`` (as :func:`cg`)."""
+    """BiCGSTAB for a general square A; returns ``(x, info)`` (info and M as :func:`cg`; -10 and
+    -11 are breakdowns of the BiCG and of the stabilizing step). callback(xk) is called after
+    every iteration. On a GPU (CuPy b, cupyx CSR A): real dtypes, M None / "jacobi".
+
+    Example:
+        >>> import numpy as np, scipy.sparse as sp, gpula.sparse.linalg as sla
+        >>> A = sp.diags([-1.2, 2.0, -0.8], [-1, 0, 1], shape=(50, 50), format="csr")
+        >>> x, info = sla.bicgstab(A, np.ones(50), rtol=1e-10, M="jacobi")
+        >>> info, bool(np.linalg.norm(A @ x - 1.0) < 1e-8)
+        (0, True)
+    """
     return _solve("bicgstab", A, b, x0, rtol, atol, maxiter, M, callback)
 
 
 def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None, callback=None):
-    """Restarted GMRES (right preconditioning); maxiter counts restart cycles (scipy), restart is
-    the Krylov dimension (default 20). callback(xk) is called after every restart cycle."""
+    """Restarted GMRES (right preconditioning) for a general square A; returns ``(x, info)``.
+
+    restart is the Krylov dimension of a cycle (default 20); maxiter counts restart cycles, as
+    scipy, and info > 0 is that count; the test is on the true residual at the end of each cycle.
+    callback(xk) is called after every restart cycle. On a GPU (CuPy b, cupyx CSR A): real
+    dtypes, M None / "jacobi"; classical Gram-Schmidt done twice there.
+
+    Example:
+        >>> import numpy as np, scipy.sparse as sp, gpula.sparse.linalg as sla
+        >>> A = sp.diags([-1.2, 2.0, -0.8], [-1, 0, 1], shape=(50, 50), format="csr")
+        >>> x, info = sla.gmres(A, np.ones(50), rtol=1e-10, restart=10)
+        >>> info, bool(np.linalg.norm(A @ x - 1.0) < 1e-8)
+        (0, True)
+    """
     return _solve(
         "gmres",
         A,
@@ -321,5 +373,15 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
 
 def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
     """MINRES for real symmetric / Hermitian (possibly indefinite) A; M must be positive
-    definite. Stops on the true residual ``||b - A x|| <= max(rtol ||b||, atol)``."""
+    definite. Stops on the true residual ``||b - A x|| <= max(rtol ||b||, atol)``; returns
+    ``(x, info)`` as :func:`cg`. On a GPU (CuPy b, cupyx CSR A): real dtypes, M None / "jacobi".
+
+    Example:
+        >>> import numpy as np, scipy.sparse as sp, gpula.sparse.linalg as sla
+        >>> d = np.where(np.arange(50) % 2 == 0, 3.0, -3.0)  # eigenvalues of both signs
+        >>> A = sp.diags([np.ones(49), d, np.ones(49)], [-1, 0, 1], format="csr")
+        >>> x, info = sla.minres(A, np.ones(50), rtol=1e-10)
+        >>> info, bool(np.linalg.norm(A @ x - 1.0) < 1e-8)
+        (0, True)
+    """
     return _solve("minres", A, b, x0, rtol, atol, maxiter, M, callback)

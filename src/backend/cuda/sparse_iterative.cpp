@@ -24,6 +24,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/context.h"
+#include "backend/cuda/sparse_iterative_common.h"
 #include "format.h"
 #include "sparse_iterative_problem.h"
 
@@ -33,39 +34,6 @@ namespace {
 
 using namespace gpula::detail::cuda;
 using gpula::detail::throw_error;
-
-constexpr int64_t kCheckEvery = 8;
-
-struct PointerModeDevice {
-  cublasHandle_t h;
-  explicit PointerModeDevice(cublasHandle_t handle) : h(handle) {
-    GPULA_CHECK("sparse.linalg.cg", cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE));
-  }
-  ~PointerModeDevice() { GPULA_CHECK_NOTHROW(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST)); }
-};
-
-cublasStatus_t dot(cublasHandle_t h, int64_t n, const float* x, const float* y, float* r) {
-  return cublasSdot_64(h, n, x, 1, y, 1, r);
-}
-cublasStatus_t dot(cublasHandle_t h, int64_t n, const double* x, const double* y, double* r) {
-  return cublasDdot_64(h, n, x, 1, y, 1, r);
-}
-cublasStatus_t nrm2(cublasHandle_t h, int64_t n, const float* x, float* r) {
-  return cublasSnrm2_64(h, n, x, 1, r);
-}
-cublasStatus_t nrm2(cublasHandle_t h, int64_t n, const double* x, double* r) {
-  return cublasDnrm2_64(h, n, x, 1, r);
-}
-
-struct CusparseObjects {
-  cusparseSpMatDescr_t a = nullptr;
-  cusparseDnVecDescr_t in = nullptr, out = nullptr;
-  ~CusparseObjects() {
-    if (a) GPULA_CHECK_NOTHROW(cusparseDestroySpMat(a));
-    if (in) GPULA_CHECK_NOTHROW(cusparseDestroyDnVec(in));
-    if (out) GPULA_CHECK_NOTHROW(cusparseDestroyDnVec(out));
-  }
-};
 
 cusparseStatus_t csric02_buffer_size(cusparseHandle_t h, int n, int nnz, cusparseMatDescr_t md,
                                      float* v, const int* ptr, const int* col, csric02Info_t info,
@@ -418,14 +386,15 @@ IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const 
 
 IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
                                 const IterativeOptions& o, Stream stream) {
+  if (p.method != KrylovMethod::cg) return krylov_solve(p, b, x, o, stream);
   const bool real = p.dtype == DType::f32 || p.dtype == DType::f64;
   const bool prec_ok = o.preconditioner == Preconditioner::none ||
                        o.preconditioner == Preconditioner::jacobi ||
                        o.preconditioner == Preconditioner::ic0;
-  if (p.method != KrylovMethod::cg || !real || p.csr == nullptr || !prec_ok) {
+  if (!real || p.csr == nullptr || !prec_ok) {
     throw_error<NotSupported>(p.op,
-                              "on a GPU only cg with a real (float32/float64) sparse A and "
-                              "M = None, 'jacobi' or 'ic0' is implemented yet");
+                              "on a GPU cg needs a real (float32/float64) sparse A and "
+                              "M = None, 'jacobi' or 'ic0'");
   }
   if (o.preconditioner == Preconditioner::ic0 && p.csr->index_dtype() != DType::i32) {
     throw_error<NotSupported>(p.op,

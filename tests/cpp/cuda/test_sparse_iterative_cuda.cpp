@@ -1,16 +1,21 @@
-// gpula::sparse::cg on a GPU (device-resident loop) against the CPU backend: 2-D Poisson, f64
-// and f32, M = None, jacobi and ic0 (int32 indices); x poisoned where it is an output; iterations
-// equal up to the check granularity; info semantics (maxiter, exact x0, b = 0); the ic0 pivot
-// errors; NotSupported for the rest.
+// gpula::sparse cg, bicgstab, gmres and minres on a GPU (device-resident loops) against the CPU
+// backend: 2-D Poisson, convection-diffusion (nonsymmetric) and a symmetric indefinite matrix,
+// f64 and f32, M = None and jacobi (cg also ic0, int32 indices), int32 and int64 indices; x
+// poisoned where it is an output; iterations close to the CPU's; info semantics (maxiter, exact
+// x0, b = 0, breakdowns); the true residual ||b - A x||; the ic0 pivot errors; NotSupported for
+// the rest.
 #include <cuda_runtime.h>
 #include <gpula/error.h>
 #include <gpula/sparse.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -266,6 +271,338 @@ TEST(SparseIterativeCuda, InfoSemantics) {
   compare<double>(sp::Preconditioner::none, 1e-8, -1, false, true);   // b = 0
 }
 
+// ---- bicgstab, gmres and minres on the GPU against the CPU backend ----
+
+enum class Method { bicgstab, gmres, minres };
+
+const char* method_name(Method m) {
+  return m == Method::bicgstab ? "bicgstab" : m == Method::gmres ? "gmres" : "minres";
+}
+
+sp::IterativeResult run(Method m, const sp::CsrView& a, const TensorView& b, const TensorView& x,
+                        const sp::IterativeOptions& o) {
+  switch (m) {
+    case Method::bicgstab:
+      return sp::bicgstab(a, b, x, o);
+    case Method::gmres:
+      return sp::gmres(a, b, x, o);
+    default:
+      return sp::minres(a, b, x, o);
+  }
+}
+
+template <class T>
+struct Matrix {
+  int64_t n = 0;
+  std::vector<int64_t> ptr{0}, col;
+  std::vector<T> val;
+  void add(int64_t c, double v) {
+    col.push_back(c);
+    val.push_back(T(v));
+  }
+  void end_row() { ptr.push_back(static_cast<int64_t>(col.size())); }
+};
+
+// 5-point stencil on a g x g grid with diagonal 4, 5, 6, 4, ... (so that M = jacobi is not a
+// multiple of the identity): SPD for c = 0, else a central-difference convection-diffusion
+// operator (nonsymmetric: west / south -1 - c, east / north -1 + c).
+template <class T>
+Matrix<T> stencil(int64_t g, double c) {
+  Matrix<T> m;
+  m.n = g * g;
+  for (int64_t i = 0; i < g; ++i) {
+    for (int64_t j = 0; j < g; ++j) {
+      const int64_t r = i * g + j;
+      if (i > 0) m.add(r - g, -1.0 - c);
+      if (j > 0) m.add(r - 1, -1.0 - c);
+      m.add(r, 4.0 + static_cast<double>(r % 3));
+      if (j + 1 < g) m.add(r + 1, -1.0 + c);
+      if (i + 1 < g) m.add(r + g, -1.0 + c);
+      m.end_row();
+    }
+  }
+  return m;
+}
+
+// Symmetric indefinite with a positive diagonal (M = jacobi is SPD): 2 x 2 blocks
+// [[a, 3a], [3a, a]] (eigenvalues 4a and -2a, a in [1, 2]) coupled by |e| <= 0.3, so the
+// spectrum lies in [-4.3, -1.7] U [3.7, 8.3].
+template <class T>
+Matrix<T> indefinite(int64_t blocks) {
+  Matrix<T> m;
+  m.n = 2 * blocks;
+  auto a = [](int64_t j) { return 1.0 + 0.25 * static_cast<double>(j % 5); };
+  auto e = [](int64_t j) { return 0.3 * std::sin(static_cast<double>(j) + 1.0); };
+  for (int64_t j = 0; j < blocks; ++j) {
+    if (j > 0) m.add(2 * j - 1, e(j - 1));
+    m.add(2 * j, a(j));
+    m.add(2 * j + 1, 3.0 * a(j));
+    m.end_row();
+    m.add(2 * j, 3.0 * a(j));
+    m.add(2 * j + 1, a(j));
+    if (j + 1 < blocks) m.add(2 * j + 2, e(j));
+    m.end_row();
+  }
+  return m;
+}
+
+template <class T>
+sp::CsrView cpu_view(Dev& d, const Matrix<T>& m) {
+  return {m.n, m.n, up(d, m.ptr, DType::i64, false), up(d, m.col, DType::i64, false),
+          up(d, m.val, dt<T>(), false)};
+}
+
+// A on the GPU with int32 or int64 indices.
+template <class T>
+struct GpuCsr {
+  Dev p, c, v;
+  sp::CsrView view;
+  GpuCsr(const Matrix<T>& m, bool i32) {
+    view.rows = view.cols = m.n;
+    view.indptr = i32 ? up(p, narrow(m.ptr), DType::i32, true) : up(p, m.ptr, DType::i64, true);
+    view.indices = i32 ? up(c, narrow(m.col), DType::i32, true) : up(c, m.col, DType::i64, true);
+    view.values = up(v, m.val, dt<T>(), true);
+  }
+};
+
+template <class T>
+std::vector<T> down(const Dev& d, int64_t n) {
+  std::vector<T> h(n);
+  EXPECT_EQ(cudaMemcpy(h.data(), d.p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  return h;
+}
+
+// ||b - A x|| and ||b|| in double on the host.
+template <class T>
+std::pair<double, double> residual(const Matrix<T>& m, const std::vector<T>& b,
+                                   const std::vector<T>& x) {
+  double rn = 0, bn = 0;
+  for (int64_t i = 0; i < m.n; ++i) {
+    double s = double(b[i]);
+    for (int64_t k = m.ptr[i]; k < m.ptr[i + 1]; ++k) s -= double(m.val[k]) * double(x[m.col[k]]);
+    rn += s * s;
+    bn += double(b[i]) * double(b[i]);
+  }
+  return {std::sqrt(rn), std::sqrt(bn)};
+}
+
+template <class T>
+double rel_diff(const std::vector<T>& a, const std::vector<T>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += (double(a[i]) - double(b[i])) * (double(a[i]) - double(b[i]));
+    den += double(b[i]) * double(b[i]);
+  }
+  return std::sqrt(num / den);
+}
+
+struct Case {
+  double rtol = 1e-10;
+  int64_t maxiter = -1;
+  int64_t restart = 20;
+  bool x0 = false;        // a nonzero initial guess (else zeros)
+  bool callback = false;  // count callbacks (a host sync per iteration on the GPU)
+};
+
+// One solve on the CPU backend and one on the GPU from the same x0: info, iterations, callback
+// count, the solution, the reported and the true residual.
+template <class T>
+void compare_method(Method meth, const Matrix<T>& m, sp::Preconditioner prec, bool i32,
+                    const Case& c) {
+  SCOPED_TRACE(std::string(method_name(meth)) + (std::is_same_v<T, float> ? " f32" : " f64") +
+               (prec == sp::Preconditioner::jacobi ? " jacobi" : " none") +
+               (i32 ? " int32" : " int64") + " n=" + std::to_string(m.n));
+  std::vector<T> b(m.n), x0(m.n, T(0));
+  for (int64_t i = 0; i < m.n; ++i) b[i] = T(std::sin(0.37 * i) + 0.1);
+  if (c.x0) {
+    for (int64_t i = 0; i < m.n; ++i) x0[i] = T(0.5 * std::cos(0.11 * i));
+  }
+  sp::IterativeOptions o;
+  o.rtol = c.rtol;
+  o.maxiter = c.maxiter;
+  o.restart = c.restart;
+  o.preconditioner = prec;
+  int64_t cpu_calls = 0, gpu_calls = 0;
+  if (c.callback) o.callback = [&](const TensorView&) { ++cpu_calls; };
+  Dev d0;
+  std::vector<T> xc = x0;
+  const auto rc =
+      run(meth, cpu_view(d0, m), up(d0, b, dt<T>(), false), up(d0, xc, dt<T>(), false), o);
+  ASSERT_TRUE(rc.info == 0 || rc.info == c.maxiter) << "CPU info " << rc.info;
+  if (c.callback) {
+    o.callback = [&](const TensorView& xk) {
+      EXPECT_TRUE(xk.device.is_cuda());
+      ++gpu_calls;
+    };
+  }
+  GpuCsr<T> a(m, i32);
+  Dev db, dx;
+  const TensorView bg = up(db, b, dt<T>(), true), xg = up(dx, x0, dt<T>(), true);
+  const auto rg = run(meth, a.view, bg, xg, o);
+  const std::vector<T> xh = down<T>(dx, m.n);
+  EXPECT_EQ(rg.info, rc.info);
+  const bool f32 = std::is_same_v<T, float>;
+  if (rc.info > 0) {  // maxiter: the same few steps, so the same iterate
+    EXPECT_EQ(rg.iterations, rc.iterations);
+    EXPECT_LT(rel_diff(xh, xc), f32 ? 1e-4 : 1e-9);
+    EXPECT_NEAR(rg.residual_norm, rc.residual_norm, (f32 ? 1e-4 : 1e-9) * rc.residual_norm);
+    return;
+  }
+  const double slack_its =
+      f32 ? std::max(3.0, 0.25 * rc.iterations) : std::max(2.0, 0.1 * rc.iterations);
+  EXPECT_NEAR(static_cast<double>(rg.iterations), static_cast<double>(rc.iterations), slack_its);
+  if (c.callback) {
+    if (meth == Method::gmres) {  // once per restart cycle
+      EXPECT_NEAR(static_cast<double>(gpu_calls), static_cast<double>(cpu_calls), 1.0);
+    } else {  // once per iteration
+      EXPECT_EQ(gpu_calls, rg.iterations);
+    }
+  }
+  EXPECT_LT(rel_diff(xh, xc), f32 ? 2e-2 : 1e-6);
+  const auto [rn, bn] = residual(m, b, xh);
+  EXPECT_LE(rg.residual_norm, c.rtol * bn * 1.0001);  // the recurrence residual passed the test
+  EXPECT_LE(rn, (f32 ? 100.0 : 10.0) * c.rtol * bn);  // and the true one is close to it
+}
+
+template <class T>
+void compare_all(Method meth, const Matrix<T>& m, Case c) {
+  if (std::is_same_v<T, float>) c.rtol = std::max(c.rtol, 1e-5);
+  for (bool i32 : {false, true}) {
+    for (auto prec : {sp::Preconditioner::none, sp::Preconditioner::jacobi}) {
+      compare_method<T>(meth, m, prec, i32, c);
+    }
+  }
+}
+
+TEST(SparseIterativeCuda, BicgstabMatchesCpu) {
+  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  compare_all<double>(Method::bicgstab, stencil<double>(24, 0.0), {});
+  compare_all<float>(Method::bicgstab, stencil<float>(24, 0.0), {});
+  compare_all<double>(Method::bicgstab, stencil<double>(24, 0.4), {});
+  compare_all<float>(Method::bicgstab, stencil<float>(24, 0.4), {});
+}
+
+TEST(SparseIterativeCuda, GmresMatchesCpu) {
+  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  compare_all<double>(Method::gmres, stencil<double>(20, 0.0), {.rtol = 1e-9, .restart = 10});
+  compare_all<float>(Method::gmres, stencil<float>(20, 0.0), {.restart = 10});
+  compare_all<double>(Method::gmres, stencil<double>(24, 0.4), {.rtol = 1e-9});
+  compare_all<float>(Method::gmres, stencil<float>(24, 0.4), {});
+  // restart > n (clamped to n = 16): one cycle, ending on a zero ||w|| or on the test
+  compare_all<double>(Method::gmres, stencil<double>(4, 0.3), {.restart = 50});
+}
+
+TEST(SparseIterativeCuda, MinresMatchesCpu) {
+  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  compare_all<double>(Method::minres, stencil<double>(24, 0.0), {});
+  compare_all<float>(Method::minres, stencil<float>(24, 0.0), {});
+  compare_all<double>(Method::minres, indefinite<double>(300), {});
+  compare_all<float>(Method::minres, indefinite<float>(300), {});
+}
+
+TEST(SparseIterativeCuda, KrylovX0CallbackAndMaxiter) {
+  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  const auto cd = stencil<double>(24, 0.4);
+  const auto pd = stencil<double>(24, 0.0);
+  const auto ind = indefinite<double>(300);
+  for (bool i32 : {false, true}) {
+    for (auto prec : {sp::Preconditioner::none, sp::Preconditioner::jacobi}) {
+      // x0 given, with a callback (status read every iteration)
+      compare_method<double>(Method::bicgstab, cd, prec, i32, {.x0 = true, .callback = true});
+      compare_method<double>(Method::gmres, cd, prec, i32,
+                             {.restart = 10, .x0 = true, .callback = true});
+      compare_method<double>(Method::minres, ind, prec, i32, {.x0 = true, .callback = true});
+      compare_method<float>(Method::minres, stencil<float>(24, 0.0), prec, i32,
+                            {.rtol = 1e-5, .x0 = true, .callback = true});
+      // maxiter reached (gmres: restart cycles): info = maxiter, the CPU's iterate
+      compare_method<double>(Method::bicgstab, cd, prec, i32, {.rtol = 1e-14, .maxiter = 3});
+      compare_method<double>(Method::gmres, cd, prec, i32,
+                             {.rtol = 1e-14, .maxiter = 2, .restart = 5});
+      compare_method<double>(Method::minres, pd, prec, i32, {.rtol = 1e-14, .maxiter = 3});
+      compare_method<double>(Method::bicgstab, cd, prec, i32, {.rtol = 1e-14, .maxiter = 11});
+    }
+  }
+}
+
+// x0 that already passes the test: 0 iterations, x untouched; b = 0: x = 0 (poisoned first).
+TEST(SparseIterativeCuda, KrylovExactX0AndZeroB) {
+  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  const auto m = stencil<double>(20, 0.3);
+  std::vector<double> b(m.n);
+  for (int64_t i = 0; i < m.n; ++i) b[i] = std::sin(0.37 * i) + 0.1;
+  for (Method meth : {Method::bicgstab, Method::gmres, Method::minres}) {
+    SCOPED_TRACE(method_name(meth));
+    const auto& a = meth == Method::minres ? stencil<double>(20, 0.0) : m;
+    sp::IterativeOptions o;
+    o.rtol = 1e-13;
+    Dev d0;
+    std::vector<double> xs(m.n, 0.0);
+    ASSERT_EQ(
+        run(meth, cpu_view(d0, a), up(d0, b, DType::f64, false), up(d0, xs, DType::f64, false), o)
+            .info,
+        0);
+    o.rtol = 1e-8;
+    for (bool i32 : {false, true}) {
+      GpuCsr<double> g(a, i32);
+      Dev db, dx, dz, dxz;
+      const auto r =
+          run(meth, g.view, up(db, b, DType::f64, true), up(dx, xs, DType::f64, true), o);
+      EXPECT_EQ(r.info, 0);
+      EXPECT_EQ(r.iterations, 0);
+      EXPECT_EQ(down<double>(dx, m.n), xs);
+      std::vector<double> zero(m.n, 0.0), poison(m.n, std::nan(""));
+      const auto rz =
+          run(meth, g.view, up(dz, zero, DType::f64, true), up(dxz, poison, DType::f64, true), o);
+      EXPECT_EQ(rz.info, 0);
+      EXPECT_EQ(rz.iterations, 0);
+      for (double v : down<double>(dxz, m.n)) EXPECT_EQ(v, 0.0);
+    }
+  }
+}
+
+// Breakdowns give the CPU's negative info and iteration count: bicgstab on [[0, 1], [1, 0]] with
+// b = e0 (r^.A r = 0: -10), minres with an indefinite M (jacobi of diag(1, -1): -1), gmres on
+// A = 0 (no rotation: -1).
+TEST(SparseIterativeCuda, KrylovBreakdowns) {
+  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  struct Tiny {
+    Method meth;
+    sp::Preconditioner prec;
+    std::vector<int64_t> col;
+    std::vector<double> val, b;
+  };
+  const std::vector<Tiny> cases = {
+      {Method::bicgstab, sp::Preconditioner::none, {1, 0}, {1.0, 1.0}, {1.0, 0.0}},
+      {Method::minres, sp::Preconditioner::jacobi, {0, 1}, {1.0, -1.0}, {1.0, 1.0}},
+      {Method::gmres, sp::Preconditioner::none, {0, 1}, {0.0, 0.0}, {1.0, 1.0}},
+  };
+  for (const Tiny& t : cases) {
+    SCOPED_TRACE(method_name(t.meth));
+    Matrix<double> m;
+    m.n = 2;
+    m.ptr = {0, 1, 2};
+    m.col = t.col;
+    m.val = t.val;
+    sp::IterativeOptions o;
+    o.preconditioner = t.prec;
+    Dev d0;
+    std::vector<double> xc(2, 0.0);
+    const auto rc = run(t.meth, cpu_view(d0, m), up(d0, t.b, DType::f64, false),
+                        up(d0, xc, DType::f64, false), o);
+    ASSERT_LT(rc.info, 0);
+    for (bool i32 : {false, true}) {
+      GpuCsr<double> g(m, i32);
+      Dev db, dx;
+      const auto rg = run(t.meth, g.view, up(db, t.b, DType::f64, true),
+                          up(dx, std::vector<double>(2, 0.0), DType::f64, true), o);
+      EXPECT_EQ(rg.info, rc.info);
+      EXPECT_EQ(rg.iterations, rc.iterations);
+      EXPECT_NEAR(rg.residual_norm, rc.residual_norm, 1e-12);
+      EXPECT_EQ(down<double>(dx, 2), xc);
+    }
+  }
+}
+
 TEST(SparseIterativeCuda, NotSupportedYet) {
   if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
   Poisson<double> m(4);
@@ -275,11 +612,37 @@ TEST(SparseIterativeCuda, NotSupportedYet) {
                  up(d3, m.val, DType::f64, true)};
   const TensorView bg = up(db, b, DType::f64, true), xg = up(dx, x, DType::f64, true);
   sp::IterativeOptions o;
-  EXPECT_THROW(sp::gmres(ag, bg, xg, o), NotSupported);
   o.preconditioner = sp::Preconditioner::ic0;  // int64 indices: csric02 is 32-bit only
   EXPECT_THROW(sp::cg(ag, bg, xg, o), NotSupported);
   o.preconditioner = sp::Preconditioner::ilu0;
   EXPECT_THROW(sp::cg(ag, bg, xg, o), NotSupported);
+  for (Method meth : {Method::bicgstab, Method::gmres, Method::minres}) {
+    SCOPED_TRACE(method_name(meth));
+    for (auto prec : {sp::Preconditioner::ic0, sp::Preconditioner::ilu0}) {
+      o.preconditioner = prec;
+      try {
+        run(meth, ag, bg, xg, o);
+        ADD_FAILURE() << "no error";
+      } catch (const NotSupported& e) {
+        EXPECT_NE(std::string(e.what()).find(method_name(meth)), std::string::npos) << e.what();
+      }
+    }
+    o.preconditioner = sp::Preconditioner::custom;
+    o.preconditioner_op = [](const TensorView&, const TensorView&) {};
+    EXPECT_THROW(run(meth, ag, bg, xg, o), NotSupported);
+    o.preconditioner_op = nullptr;
+    o.preconditioner = sp::Preconditioner::none;
+  }
+  // complex A on a GPU
+  using C = std::complex<double>;
+  std::vector<C> cv(m.val.begin(), m.val.end()), cb(m.n, C(1.0, 0.5)), cx(m.n);
+  Dev e3, eb, ex;
+  sp::CsrView ac{m.n, m.n, ag.indptr, ag.indices, up(e3, cv, DType::c128, true)};
+  EXPECT_THROW(sp::gmres(ac, up(eb, cb, DType::c128, true), up(ex, cx, DType::c128, true), o),
+               NotSupported);
+  // a matrix-free operator on a GPU
+  sp::LinearOperator op{m.n, m.n, DType::f64, [](const TensorView&, const TensorView&) {}};
+  EXPECT_THROW(sp::bicgstab(op, bg, xg, o), NotSupported);
 }
 
 }  // namespace
