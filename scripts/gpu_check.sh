@@ -372,7 +372,7 @@ run_stage deps build.log 90 stage_deps
 setup_env  # again: what deps unpacked (SuiteSparse, cuDSS) goes on the paths
 run_stage build build.log 240 stage_build
 run_stage ctest ctest.log 90 stage_ctest
-run_stage cuda cuda_tests.log 180 stage_cuda
+run_stage cuda cuda_tests.log 260 stage_cuda
 run_stage python build.log 180 stage_python
 run_stage pytest pytest.log 150 stage_pytest
 run_stage sanitizer sanitizer.log 180 stage_sanitizer
