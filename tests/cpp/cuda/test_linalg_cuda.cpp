@@ -338,11 +338,13 @@ TEST_F(CudaLinalgMisc, OwnStreamRemoteExecutionAndBlocking) {
   HostTensor a = random_kind({50, 20, 20}, DType::f32, Kind::spd, Layout::row, 4);
   HostTensor b = random_b({20, 2}, DType::f32, 5);
   DeviceTensor da = to_device(a), db = to_device(b);
-  la::SolveOptions pos;
-  pos.assume_a = la::Assume::pos;
-  Tensor x = la::solve(da.view, db.view, pos, Stream{Device::cuda(0), s});
-  CUDA_OK(cudaStreamSynchronize(s));
-  EXPECT_LE(linalg_test::backward_error(a.view, b.view, host_of(x).view), tol(DType::f32, 20));
+  {  // x is allocated on s (stream-ordered) and must be freed before s is destroyed
+    la::SolveOptions pos;
+    pos.assume_a = la::Assume::pos;
+    Tensor x = la::solve(da.view, db.view, pos, Stream{Device::cuda(0), s});
+    CUDA_OK(cudaStreamSynchronize(s));
+    EXPECT_LE(linalg_test::backward_error(a.view, b.view, host_of(x).view), tol(DType::f32, 20));
+  }
   // Host data run on the GPU: results come back to the host.
   la::SolveOptions o;
   o.device = Device::cuda(0);
