@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../linalg_test_support.h"
 #include "../test_support.h"
 
 namespace linalg_cuda_test {
@@ -80,5 +81,20 @@ class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override { skip_without_gpu(); }
 };
+
+// Random host matrices of a kind (linalg_test::fill_kind), and random right-hand sides.
+inline core_test::HostTensor random_kind(const gpula::Shape& shape, gpula::DType t,
+                                         linalg_test::Kind kind, core_test::Layout layout,
+                                         uint64_t seed) {
+  core_test::HostTensor h = core_test::make_host(shape, t, layout);
+  linalg_test::fill_kind(h, kind, seed);
+  return h;
+}
+
+inline core_test::HostTensor random_b(const gpula::Shape& shape, gpula::DType t, uint64_t seed) {
+  core_test::HostTensor h = core_test::make_host(shape, t);
+  core_test::Filler(seed).fill(h.view);
+  return h;
+}
 
 }  // namespace linalg_cuda_test

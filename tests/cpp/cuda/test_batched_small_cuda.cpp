@@ -38,17 +38,8 @@ using linalg_cuda_test::tol;
 using linalg_cuda_test::unchanged;
 using linalg_cuda_test::under_sanitizer;
 
-HostTensor random_kind(const Shape& shape, DType t, Kind kind, Layout layout, uint64_t seed) {
-  HostTensor h = make_host(shape, t, layout);
-  linalg_test::fill_kind(h, kind, seed);
-  return h;
-}
-
-HostTensor random_b(const Shape& shape, DType t, uint64_t seed) {
-  HostTensor h = make_host(shape, t);
-  core_test::Filler(seed).fill(h.view);
-  return h;
-}
+using linalg_cuda_test::random_b;
+using linalg_cuda_test::random_kind;
 
 int64_t batch_count() { return under_sanitizer() ? 41 : 333; }
 std::vector<int64_t> orders() { return {1, 2, 7, 16, 31, 32, 33}; }

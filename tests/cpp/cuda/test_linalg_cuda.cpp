@@ -39,17 +39,8 @@ using linalg_cuda_test::tol;
 using linalg_cuda_test::unchanged;
 using linalg_cuda_test::under_sanitizer;
 
-HostTensor random_kind(const Shape& shape, DType t, Kind kind, Layout layout, uint64_t seed) {
-  HostTensor h = make_host(shape, t, layout);
-  linalg_test::fill_kind(h, kind, seed);
-  return h;
-}
-
-HostTensor random_b(const Shape& shape, DType t, uint64_t seed) {
-  HostTensor h = make_host(shape, t);
-  core_test::Filler(seed).fill(h.view);
-  return h;
-}
+using linalg_cuda_test::random_b;
+using linalg_cuda_test::random_kind;
 
 class CudaLinalg : public linalg_cuda_test::GpuDTypeTest {};
 
