@@ -165,6 +165,29 @@ def test_cupy_cg_matches_cpu(M, dtype):
 
 
 @pytest.mark.gpu
+def test_cupy_cg_callback_may_run_gpula_work():
+    """A callback that runs gpula products of its own (cuSPARSE and cuBLAS handles of the same
+    thread, on CuPy's stream) leaves the device-resident CG loop's results unchanged."""
+    cp = _cupy()
+    import cupyx.scipy.sparse as csps
+
+    import gpula as gl
+
+    a = poisson2d(30)
+    b = np.random.default_rng(4).standard_normal(a.shape[0])
+    ag = csps.csr_matrix(a)
+    A = gl.sparse.csr_matrix((ag.data, ag.indices, ag.indptr), shape=a.shape)
+    x0, info0 = sla.cg(ag, cp.asarray(b), rtol=1e-10)
+    norms = []
+    x1, info1 = sla.cg(
+        ag, cp.asarray(b), rtol=1e-10,
+        callback=lambda xk: norms.append(float(cp.linalg.norm(A @ xk))),
+    )
+    assert info0 == 0 and info1 == 0 and len(norms) > 0
+    np.testing.assert_allclose(cp.asnumpy(x1), cp.asnumpy(x0), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_cupy_cg_ic0(dtype):
     cp = _cupy()

@@ -364,7 +364,13 @@ IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const 
     cg_update_p<T>(n, s, zz, pv, status, st);
     if (o.callback) {
       GPULA_CHECK(op, cudaStreamSynchronize(st));  // a host sync per iteration
+      // The callback may run gpula work of its own: it gets the handles in host pointer mode,
+      // and they are bound to this solve's stream again afterwards.
+      GPULA_CHECK(op, cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_HOST));
       o.callback(xv);
+      hb = ctx.cublas(st);
+      hs = ctx.cusparse(st);
+      GPULA_CHECK(op, cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_DEVICE));
     }
     if (k % kCheckEvery == 0 || k == p.maxiter || o.callback) {
       GPULA_CHECK(op,
