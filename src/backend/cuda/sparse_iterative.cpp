@@ -242,30 +242,8 @@ IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const 
   const T* b = static_cast<const T*>(bv.data);
 
   Tensor dinv;
-  if (o.preconditioner == Preconditioner::jacobi) {
-    dinv = Tensor::empty({n}, dt, stream);
-    const int64_t none = INT64_MAX;
-    GPULA_CHECK(op, cudaMemcpyAsync(status, &none, sizeof none, cudaMemcpyHostToDevice, st));
-    if (it == CUSPARSE_INDEX_32I) {
-      inverse_diagonal<T, int32_t>(n, static_cast<const int32_t*>(a.indptr.data),
-                                   static_cast<const int32_t*>(a.indices.data),
-                                   static_cast<const T*>(a.values.data),
-                                   static_cast<T*>(dinv.data()), status, st);
-    } else {
-      inverse_diagonal<T, int64_t>(n, static_cast<const int64_t*>(a.indptr.data),
-                                   static_cast<const int64_t*>(a.indices.data),
-                                   static_cast<const T*>(a.values.data),
-                                   static_cast<T*>(dinv.data()), status, st);
-    }
-    int64_t zero_row = 0;
-    GPULA_CHECK(op,
-                cudaMemcpyAsync(&zero_row, status, sizeof zero_row, cudaMemcpyDeviceToHost, st));
-    GPULA_CHECK(op, cudaStreamSynchronize(st));
-    if (zero_row != INT64_MAX) {
-      throw_error<InvalidArgument>(op, "M='jacobi' needs a nonzero diagonal, got A[", zero_row,
-                                   ", ", zero_row, "] = 0");
-    }
-  }
+  if (o.preconditioner == Preconditioner::jacobi)
+    dinv = jacobi_inverse_diagonal<T>(op, a, status, st, stream);
   Ic0 ic0;
   if (o.preconditioner == Preconditioner::ic0) {
     setup_ic0<T>(ic0, op, a, dt, r, z, status, o.triangular_sweeps, st, hs, stream);
@@ -364,13 +342,7 @@ IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const 
     cg_update_p<T>(n, s, zz, pv, status, st);
     if (o.callback) {
       GPULA_CHECK(op, cudaStreamSynchronize(st));  // a host sync per iteration
-      // The callback may run gpula work of its own: it gets the handles in host pointer mode,
-      // and they are bound to this solve's stream again afterwards.
-      GPULA_CHECK(op, cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_HOST));
-      o.callback(xv);
-      hb = ctx.cublas(st);
-      hs = ctx.cusparse(st);
-      GPULA_CHECK(op, cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_DEVICE));
+      run_callback(op, o, xv, a.device().index, st, hb, hs);
     }
     if (k % kCheckEvery == 0 || k == p.maxiter || o.callback) {
       GPULA_CHECK(op,

@@ -1,7 +1,7 @@
 #pragma once
 // What the device-resident Krylov loops share: cg (sparse_iterative.cpp) and bicgstab / gmres /
 // minres (sparse_krylov.cpp): the status check period, cuBLAS device pointer mode, typed dot /
-// nrm2, the cuSPARSE SpMV descriptors and the Jacobi inverse diagonal.
+// nrm2, the cuSPARSE SpMV descriptors, the user callback and the Jacobi inverse diagonal.
 #include <cublas_v2.h>
 #include <cusparse.h>
 
@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "backend/cuda/check.h"
+#include "backend/cuda/context.h"
 #include "backend/cuda/kernels/sparse_iterative.h"
 #include "format.h"
 #include "sparse_iterative_problem.h"
@@ -52,6 +53,19 @@ struct CusparseObjects {
     if (out) GPULA_CHECK_NOTHROW(cusparseDestroyDnVec(out));
   }
 };
+
+// Runs the user's callback on x. The callback may run gpula work of its own: it gets cuBLAS in
+// host pointer mode, and the handles are bound to this solve's stream (and device pointer
+// mode) again afterwards; hb and hs are updated in place.
+inline void run_callback(const char* op, const IterativeOptions& o, const TensorView& x,
+                         int device, cudaStream_t st, cublasHandle_t& hb, cusparseHandle_t& hs) {
+  GPULA_CHECK(op, cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_HOST));
+  o.callback(x);
+  detail::cuda::Context& ctx = detail::cuda::context(device);
+  hb = ctx.cublas(st);
+  hs = ctx.cusparse(st);
+  GPULA_CHECK(op, cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_DEVICE));
+}
 
 // 1 / diag(A) (duplicates summed) for M = 'jacobi'; a zero diagonal raises InvalidArgument, as
 // on the CPU. `scratch` is one device int64; the host waits for the check.

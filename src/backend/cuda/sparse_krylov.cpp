@@ -191,16 +191,7 @@ class Env {
   int64_t host_status[kStatusWords] = {};
 
  private:
-  // The callback may run gpula work of its own: it gets the handles in host pointer mode, and
-  // they are bound to this solve's stream again afterwards.
-  void callback() {
-    GPULA_CHECK(op, cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_HOST));
-    o_.callback(xv_);
-    Context& ctx = context(a_.device().index);
-    hb = ctx.cublas(st);
-    hs = ctx.cusparse(st);
-    GPULA_CHECK(op, cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_DEVICE));
-  }
+  void callback() { run_callback(op, o_, xv_, a_.device().index, st, hb, hs); }
 
   TensorView xv_;
   const IterativeOptions& o_;
