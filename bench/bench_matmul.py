@@ -4,9 +4,13 @@
 Sections (all on by default; --sections picks some):
   ceil      ceilings: device-to-device copy bandwidth (bytes read + written)
   gemm      8192^3 in bf16, fp16, tf32, fp32, fp64, fp8 (e4m3 x e4m3 -> bf16, B = W.T)
-  mlp       y = act(x @ W + b) at 8192x4096x4096, 32768x1024x4096, 65536x512x2048 in bf16
+  mlp       y = act(x @ W + b) in bf16 at 8192x4096x4096, 32768x1024x4096, 65536x512x2048, each
+            shape a x b x c read two ways: M x N x K (x: a x c, W: c x b; issue 2's table) and
+            M x K x N, the up-projection d_in = b -> d_out = c (x: a x b, W: b x c); a shape
+            with b == c is the same product both ways and runs once
   overhead  Python per-call cost of a planned 64^3 execute vs torch.matmul and gl.matmul
-  autotune  autotuned plan vs the heuristic's first choice (8192^3 bf16 and the MLP cases)
+  autotune  autotuned plan vs the heuristic's first choice (8192^3 bf16 and the MLP cases,
+            read as M x N x K)
 
 Timing: CUDA events around a loop of calls, after warm-up; the libraries of one case are timed
 in interleaved rounds (so clock drift hits all alike); each number is the median over rounds,
@@ -418,6 +422,34 @@ def fmt_gemm_row(r):
 
 
 MLP_SHAPES = [(8192, 4096, 4096), (32768, 1024, 4096), (65536, 512, 2048)]
+# Two readings of a shape "a x b x c" for y = act(x @ W + b), x: (M, K), W: (K, N), bias: (N,).
+# "MxNxK" is issue 2's table: 65536x512x2048 is N = 512 outputs from K = 2048 inputs. "MxKxN"
+# is the usual MLP reading tokens x d_in x d_out: 65536x512x2048 is the up-projection 512 -> 2048.
+MLP_READINGS = {
+    "MxNxK": "M x N x K",
+    "MxKxN": "M x K x N (up-projection: d_in=K -> d_out=N)",
+}
+
+
+def mlp_dims(shape, reading):
+    """(M, N, K) of the product for one reading of shape (a, b, c); see MLP_READINGS."""
+    a, b, c = shape
+    if reading == "MxNxK":
+        return a, b, c
+    if reading == "MxKxN":
+        return a, c, b
+    raise ValueError(f"unknown MLP reading {reading!r} (known: {', '.join(MLP_READINGS)})")
+
+
+def mlp_describe(shape, reading):
+    """'65536x512x2048: x 65536x512, W 512x2048' for the reading MxKxN."""
+    M, N, K = mlp_dims(shape, reading)
+    return f"{'x'.join(map(str, shape))}: x {M}x{K}, W {K}x{N}"
+
+
+def mlp_distinct(shape, reading):
+    """False where `reading` gives the same product as M x N x K (a x b x b): not run twice."""
+    return reading == "MxNxK" or mlp_dims(shape, reading) != mlp_dims(shape, "MxNxK")
 
 
 def mlp_inputs(M, N, K, seed):
@@ -433,8 +465,11 @@ def mlp_ref(x, w, bias, act):
     return torch.relu(y) if act == "relu" else F.gelu(y, approximate="tanh")
 
 
-def mlp_case(res, args, M, N, K, act):
+def mlp_case(res, args, shape, reading, act):
+    """Times y = act(x @ W + b) for `shape` read as `reading` (MLP_READINGS); the rows keep the
+    shape as given ("shape", "reading") and the product's own dimensions ("m", "n", "k")."""
     free_memory()
+    M, N, K = mlp_dims(shape, reading)
     x, w, bias = mlp_inputs(M, N, K, seed=M + N + K + (0 if act == "relu" else 1))
     ref = mlp_ref(x, w, bias, act)
     use_gelu = act == "gelu"
@@ -492,8 +527,8 @@ def mlp_case(res, args, M, N, K, act):
     t_g = times.get("gpula", {}).get("ms")
     for lib in ["gpula", "addmm_act", "unfused", "nvmath"]:
         t = times.get(lib, {})
-        row = {"shape": f"{M}x{N}x{K}", "m": M, "n": N, "k": K, "act": act, "lib": lib,
-               "note": notes.get(lib, "")}
+        row = {"shape": "x".join(map(str, shape)), "reading": reading, "m": M, "n": N, "k": K,
+               "act": act, "lib": lib, "note": notes.get(lib, "")}
         if "ms" in t:
             row.update(ms=t["ms"], spread=t["spread"], tflops=flops / (t["ms"] * 1e-3) / 1e12,
                        rel_err=errs.get(lib),
@@ -505,11 +540,11 @@ def mlp_case(res, args, M, N, K, act):
             continue
         res["mlp"].append(row)
         log("  " + fmt_mlp_row(row))
-    res["mlp_floor_ms"][f"{M}x{N}x{K}"] = floor_ms
+    res["mlp_floor_ms"][f"{M}x{N}x{K}"] = floor_ms  # keyed by the product's own M x N x K
 
 
 def fmt_mlp_row(r):
-    head = f"{r['shape']:>17s} {r['act']:4s} {r['lib']:9s}"
+    head = f"{r['shape']:>17s} {r.get('reading', 'MxNxK')} {r['act']:4s} {r['lib']:9s}"
     if "ms" not in r:
         return f"{head} n/a ({r.get('error', '')})"
     sp = f"{r['gpula_speedup']:.3f}x" if r.get("gpula_speedup") else NA
@@ -772,10 +807,17 @@ def main(argv=None):
             for dt in args.dtypes.split(","):
                 guarded(gemm_case, res, args, dt)
         if "mlp" in sections:
-            log("== mlp y = act(x @ W + b), bf16 (gpula speedup = lib time / gpula time)")
-            for (M, N, K) in args.mlp_shapes:
-                for act in ("relu", "gelu"):
-                    guarded(mlp_case, res, args, M, N, K, act)
+            log("== mlp y = act(x @ W + b), bf16, x: (M, K), W: (K, N), b: (N,) "
+                "(gpula speedup = lib time / gpula time)")
+            for reading, label in MLP_READINGS.items():
+                log(f"-- shapes read as {label}: " + "; ".join(
+                    mlp_describe(sh, reading) if mlp_distinct(sh, reading)
+                    else "x".join(map(str, sh)) + " (same product as M x N x K, not rerun)"
+                    for sh in args.mlp_shapes))
+                for shape in args.mlp_shapes:
+                    if mlp_distinct(shape, reading):
+                        for act in ("relu", "gelu"):
+                            guarded(mlp_case, res, args, shape, reading, act)
         if "overhead" in sections:
             log(f"== Python per-call overhead, 64^3, {args.overhead_calls} calls per repeat")
             guarded(overhead_section, res, args)
