@@ -212,12 +212,16 @@ Factor solve_impl(LinalgExec& x, const TensorView& a, int64_t n, const TensorVie
   }
   const auto& be = x.backend();
   const auto call = x.call();
-  // Refinement runs only where it factors in a precision below the data's: automatic is the
-  // plain solve (see Refine in linalg.h), as is f32 for float32/complex64 data.
+  // Refinement: the RBT solve where asked for, or chosen by automatic where the backend prefers
+  // it at this order; else IRS where it factors in a precision below the data's. automatic
+  // otherwise, and f32 for float32/complex64 data, are the plain solve (see Refine in linalg.h).
+  const bool gen = o.assume_a == Assume::gen;
   const bool single = t == DType::f32 || t == DType::c64;
-  const bool refine = o.assume_a == Assume::gen && o.refine != Refine::none &&
-                      o.refine != Refine::automatic && !(o.refine == Refine::f32 && single);
-  if (o.assume_a == Assume::gen && o.refine != Refine::none && !refine) {
+  const bool rbt = gen && (o.refine == Refine::rbt ||
+                           (o.refine == Refine::automatic && be.solve_prefers_rbt(n)));
+  const bool refine = rbt || (gen && o.refine != Refine::none && o.refine != Refine::automatic &&
+                              !(o.refine == Refine::f32 && single));
+  if (gen && o.refine != Refine::none && !refine) {
     log(LogLevel::debug, detail::cat("[", x.op(), "] refine: the plain LU solve in working precision"),
         o.logger);
   }
@@ -231,7 +235,7 @@ Factor solve_impl(LinalgExec& x, const TensorView& a, int64_t n, const TensorVie
         Rhs rb = stage_rhs(x, p, xt, Order::lapack, true);
         Rhs rx = stage_rhs(x, p, xt, Order::lapack, false);
         x.copy(p.b_full, rb.work);
-        be.gesv_refined(A, rb.desc, rx.desc, o.refine, ints(finfo), call);
+        be.gesv_refined(A, rb.desc, rx.desc, rbt ? Refine::rbt : o.refine, ints(finfo), call);
         unstage(x, rx, xt, p);
       } else {
         Tensor ipiv = x.empty({p.mats * n}, DType::i32);

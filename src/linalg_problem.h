@@ -64,10 +64,13 @@ class LinalgBackend {
   // triangle `upper` is read; a is destroyed. info k: singular at order k.
   virtual void sysv(const SquareBatch& a, bool upper, const DenseBatch& b, int32_t* info,
                     const LinalgCall& c) const = 0;
-  // A X = B with mixed-precision iterative refinement (GPU: cuSOLVER IRS); a is destroyed, b is
-  // read, x written. The CPU computes the plain LU solve.
+  // A X = B with iterative refinement: Refine::rbt, the RBT solve (GPU: rbt_solve.h, a is read
+  // only), or a lower inner precision (GPU: cuSOLVER IRS, a is destroyed); b is read, x written.
+  // The CPU computes the plain LU solve for every value (a is destroyed).
   virtual void gesv_refined(const SquareBatch& a, const DenseBatch& b, const DenseBatch& x,
                             linalg::Refine refine, int32_t* info, const LinalgCall& c) const = 0;
+  // Whether refine=automatic should take the RBT solve for matrices of order n.
+  virtual bool solve_prefers_rbt(int64_t /*n*/) const { return false; }
   // In place: a holds A on entry and inv(A) on exit (undefined where info != 0).
   virtual void inv(const SquareBatch& a, int32_t* info, const LinalgCall& c) const = 0;
   // det (dtype of a) or, when `logabs` is given, sign (dtype of a) and log|det| (real type) of

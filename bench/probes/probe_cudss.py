@@ -23,6 +23,7 @@ import scipy.sparse as sp
 CONFIG_REORDERING_ALG = 0
 CONFIG_HOST_NTHREADS = 14
 CONFIG_ND_NLEVELS = 17
+CONFIG_ND_UBFACTOR = 25
 DATA_INFO = 0
 DATA_LU_NNZ = 1
 PHASE_REORDERING = 1
@@ -63,7 +64,7 @@ class Cudss:
             raise RuntimeError(f"{what} failed: status {status}")
 
 
-def run(cu, cp, a, b, alg: str, threads: int, mtype: int, nd_levels: int = 0):
+def run(cu, cp, a, b, alg: str, threads: int, mtype: int, nd_levels: int = 0, ubfactor: int = 0):
     lib, h = cu.lib, cu.handle
     vp = ctypes.c_void_p
     n, nnz = a.shape[0], a.nnz
@@ -87,6 +88,9 @@ def run(cu, cp, a, b, alg: str, threads: int, mtype: int, nd_levels: int = 0):
         nl, written = ctypes.c_int(-1), ctypes.c_size_t()
         lib.cudssConfigGet(config, CONFIG_ND_NLEVELS, ctypes.byref(nl), 4, ctypes.byref(written))
         print(f"  (ND_NLEVELS default: {nl.value})", flush=True)
+    if ubfactor > 0:
+        ub = ctypes.c_int(ubfactor)
+        cu.ok(lib.cudssConfigSet(config, CONFIG_ND_UBFACTOR, ctypes.byref(ub), 4), "nd_ubfactor")
     cu.ok(
         lib.cudssMatrixCreateCsr(
             ctypes.byref(mat), ctypes.c_int64(n), ctypes.c_int64(n), ctypes.c_int64(nnz),
@@ -147,18 +151,22 @@ def main():
     if have_mt:
         cu.ok(cu.lib.cudssSetThreadingLayer(cu.handle, mt.encode()), "cudssSetThreadingLayer")
         t = args.threads
-        for alg, th, mtype, tag, nd in (
-            ("default", t, MTYPE_SPD, "spd", 0),
-            ("default", t // 2, MTYPE_SPD, "spd", 0),
-            ("default", t, MTYPE_SPD, "spd", 4),
-            ("default", t, MTYPE_SPD, "spd", 6),
-            ("default", t, MTYPE_SPD, "spd", 8),
-            ("default", t, MTYPE_SPD, "spd", 12),
-            ("amd", t, MTYPE_SPD, "spd", 0),
-            ("default", t, MTYPE_GENERAL, "gen", 0),
+        for alg, th, mtype, tag, nd, ub in (
+            ("default", t, MTYPE_SPD, "spd", 0, 0),
+            ("nested_dissection", t, MTYPE_SPD, "spd", 0, 0),
+            ("nested_dissection", 1, MTYPE_SPD, "spd", 0, 0),
+            ("default", t, MTYPE_SPD, "spd", 0, 5),
+            ("default", t, MTYPE_SPD, "spd", 0, 30),
+            ("default", t, MTYPE_SPD, "spd", 12, 30),
+            ("nested_dissection", t, MTYPE_GENERAL, "gen", 0, 0),
+            ("default", t, MTYPE_GENERAL, "gen", 0, 0),
         ):
-            name = f"{tag} {alg} {th} threads" + (f" nd_nlevels={nd}" if nd else "")
-            rows.append((name, *run(cu, cp, a, b, alg, th, mtype, nd)))
+            name = (f"{tag} {alg} {th} threads" + (f" nd_nlevels={nd}" if nd else "")
+                    + (f" ubfactor={ub}" if ub else ""))
+            try:
+                rows.append((name, *run(cu, cp, a, b, alg, th, mtype, nd, ub)))
+            except RuntimeError as e:
+                print(f"  {name}: {e}", flush=True)
     else:
         print(f"no threading layer at {mt}")
     print(f"\ncuDSS phases, 2-D Poisson n = {a.shape[0]}, nnz = {a.nnz}, fp64, seconds")

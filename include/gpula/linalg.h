@@ -72,20 +72,22 @@ Tensor lu_solve(const TensorView& lu, const TensorView& pivots, const TensorView
 /// (complex symmetric, a = a^T, for complex types): Bunch-Kaufman (sytrf) on the CPU; on a GPU
 /// the chosen triangle is mirrored and LU is used (cuSOLVER has no symmetric indefinite solve).
 enum class Assume : uint8_t { gen, pos, sym };
-/// Mixed-precision iterative refinement: none, automatic (the fastest lower precision that
-/// converges; falls back to the plain solve), or a fixed inner precision. On a GPU, assume_a=gen
-/// uses cuSOLVER IRS (cusolverDnIRSXgesv, fallback to working precision enabled, iterations
-/// logged at info level). automatic is the plain solve in working precision: on the H200 no
-/// lower precision is faster through IRS (n = 8192 float64: plain LU 42-45 ms; float32 factors
-/// 48-58 ms; tf32/f16/bf16 52-60 ms when they converge, 230-300 ms when they fall back), so it
-/// chooses none; the fixed precisions stay available. f32 for float32/complex64 data is the
-/// plain solve too; tf32, f16 and
-/// bf16 factor in that precision and refine to the data's own (float32) accuracy. Refined
-/// results meet cuSOLVER's stopping test ||b - a x|| < sqrt(n) eps ||a|| ||x|| (eps of the
-/// data's type), which can be a little less accurate than an unusually good plain solve.
-/// Refinement applies to assume_a=gen only. The CPU backend accepts every value and computes
-/// the plain solve in working precision.
-enum class Refine : uint8_t { none, automatic, f32, tf32, f16, bf16 };
+/// Iterative refinement for assume_a=gen: none; rbt, the randomized butterfly transformation
+/// solve (on a GPU: a random depth-2 butterfly on each side, LU without pivoting, then refinement
+/// in working precision against a until ||b - a x||_1 <= sqrt(n) eps ||a||_1 ||x||_1 for every
+/// right-hand side, LAPACK dsgesv's test; where refinement stagnates, as for a singular or
+/// badly conditioned a or NaN/Inf, it falls back to LU with partial pivoting and logs that at
+/// info level); automatic, the fastest choice that returns working-precision accuracy: rbt on a
+/// GPU for n >= 1024 (n = 8192 float64 on an H200: unpivoted getrf 11.4 ms against 38.4 ms
+/// pivoted), else the plain solve; or a fixed lower inner precision through cuSOLVER IRS
+/// (cusolverDnIRSXgesv, fallback to working precision enabled, iterations logged at info
+/// level): f32 (float64 data), tf32, f16, bf16. Through IRS no lower precision is faster on the
+/// H200 (n = 8192 float64: plain LU 42-45 ms; float32 factors 48-58 ms; tf32/f16/bf16 52-60 ms
+/// when they converge, 230-300 ms when they fall back), so automatic never takes it. f32 for
+/// float32/complex64 data is the plain solve. Refined results meet the stopping test above,
+/// which can be a little less accurate than an unusually good plain solve. The CPU backend
+/// accepts every value and computes the plain LU solve in working precision.
+enum class Refine : uint8_t { none, automatic, f32, tf32, f16, bf16, rbt };
 
 struct SolveOptions : LinalgOptions {
   Assume assume_a = Assume::gen;

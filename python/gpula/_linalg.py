@@ -48,7 +48,15 @@ _sync_log = _log.sync_level
 # Package name -> the framework code linalg.cpp converts results to (3: generic DLPack).
 _FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
 _ASSUME = ("gen", "pos", "sym")
-_REFINE = {None: "none", "auto": "auto", "f32": "f32", "tf32": "tf32", "f16": "f16", "bf16": "bf16"}
+_REFINE = {
+    None: "none",
+    "auto": "auto",
+    "rbt": "rbt",
+    "f32": "f32",
+    "tf32": "tf32",
+    "f16": "f16",
+    "bf16": "bf16",
+}
 
 
 def _device(op: str, v: Any) -> str | None:
@@ -242,9 +250,13 @@ def solve(
         assume_a: "gen" (LU with partial pivoting), "pos" (Cholesky; ``a`` Hermitian positive
             definite) or "sym" (symmetric indefinite; complex symmetric for complex types).
         lower: for "pos" and "sym", read ``a``'s lower triangle (else the upper), as scipy.
-        refine: mixed-precision iterative refinement on a GPU for assume_a="gen": None (off),
-            "auto", or the inner precision "f32", "tf32", "f16", "bf16". The CPU accepts every
-            value and solves in working precision.
+        refine: iterative refinement on a GPU for assume_a="gen": None (off); "rbt" (random
+            butterfly transformation, LU without pivoting, refinement in working precision
+            until ``||b - a x||_1 <= sqrt(n) eps ||a||_1 ||x||_1``; falls back to pivoted LU
+            where that fails, e.g. for singular ``a``); "auto" (the fastest that reaches
+            working precision: "rbt" for n >= 1024 on a GPU, else the plain solve); or a lower
+            inner precision through cuSOLVER IRS: "f32", "tf32", "f16", "bf16". The CPU
+            accepts every value and solves in working precision.
 
     Raises gl.SingularMatrix (gen, sym) or gl.NotPositiveDefinite (pos) unless
     ``check_info=False``, which returns ``(x, info)``.
@@ -263,7 +275,8 @@ def solve(
         )
     if not (refine is None or isinstance(refine, str)) or refine not in _REFINE:
         raise InvalidArgument(
-            "[linalg.solve] refine must be None, 'auto', 'f32', 'tf32', 'f16' or 'bf16', got "
+            "[linalg.solve] refine must be None, 'auto', 'rbt', 'f32', 'tf32', 'f16' or 'bf16', "
+            "got "
             f"{refine!r}"
         )
     call = _Call("solve", a, check_info, device, fallback, stream)

@@ -31,8 +31,9 @@ linalg::Refine parse_refine(std::string_view s) {
   if (s == "tf32") return linalg::Refine::tf32;
   if (s == "f16") return linalg::Refine::f16;
   if (s == "bf16") return linalg::Refine::bf16;
+  if (s == "rbt") return linalg::Refine::rbt;
   throw InvalidArgument(
-      "[linalg.solve] refine must be None, 'auto', 'f32', 'tf32', 'f16' or 'bf16', got '" +
+      "[linalg.solve] refine must be None, 'auto', 'rbt', 'f32', 'tf32', 'f16' or 'bf16', got '" +
       std::string(s) + "'");
 }
 

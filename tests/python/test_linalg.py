@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import logging
 
 import numpy as np
 import pytest
@@ -133,7 +134,7 @@ def test_solve_reads_one_triangle(rng, lower):
         assert rel_err(x, np.linalg.solve(a, b)) < 1e-11
 
 
-@pytest.mark.parametrize("refine", [None, "auto", "f32", "tf32", "f16", "bf16"])
+@pytest.mark.parametrize("refine", [None, "auto", "rbt", "f32", "tf32", "f16", "bf16"])
 def test_solve_refine_values(rng, refine):
     a = rng.standard_normal((5, 5)) + 5 * np.eye(5)
     b = rng.standard_normal((5, 2))
@@ -401,7 +402,7 @@ def test_numpy_on_the_gpu(rng):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("refine", [None, "auto", "f32"])
+@pytest.mark.parametrize("refine", [None, "auto", "rbt", "f32"])
 def test_gpu_refine(xp, rng, refine):
     if not xp.gpu:
         pytest.skip("GPU packages only")
@@ -411,3 +412,48 @@ def test_gpu_refine(xp, rng, refine):
     xp.empty_like_check(x, "float64", (64, 2))
     xp.synchronize()
     assert rel_err(x, np.linalg.solve(a64, b64)) < 1e-10
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", LINALG_DTYPES)
+def test_gpu_rbt_solve(xp, rng, dtype):
+    """The RBT solve (random butterflies, unpivoted LU, refinement): odd order (padding), a
+    batch, 1-D b; as accurate as NumPy's solve, inputs untouched."""
+    if not xp.gpu:
+        pytest.skip("GPU packages only")
+    for n, batch in ((7, ()), (301, (2,))):
+        a, a64 = xp.random(rng, batch + (n, n), dtype)
+        b, b64 = xp.random(rng, (n,), dtype)
+        a_before = to_np64(a).copy()
+        x = gl.linalg.solve(a, b, refine="rbt")
+        xp.empty_like_check(x, dtype, batch + (n,))
+        ref = np.linalg.solve(a64, b64[..., None])[..., 0] if batch else np.linalg.solve(a64, b64)
+        tol = 1e-3 if dtype in ("float32", "complex64") else 1e-9
+        assert rel_err(x, ref) < tol
+        assert np.array_equal(to_np64(a), a_before)
+
+
+@pytest.mark.gpu
+def test_gpu_rbt_singular_falls_back_and_raises(xp, caplog):
+    if not xp.gpu:
+        pytest.skip("GPU packages only")
+    a = np.eye(40) * 2.0
+    a[5, 5] = 0.0
+    b = np.ones(40)
+    with caplog.at_level(logging.INFO, logger="gpula"):
+        with pytest.raises(gl.SingularMatrix, match=r"U\[5,5\] is exactly zero"):
+            gl.linalg.solve(xp.asarray(a), xp.asarray(b), refine="rbt")
+    assert any("falling back to LU with partial pivoting" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.gpu
+def test_gpu_auto_refine_takes_rbt_for_large_orders(xp, rng, caplog):
+    if not xp.gpu:
+        pytest.skip("GPU packages only")
+    a, a64 = xp.random(rng, (1100, 1100), "float64")
+    b, b64 = xp.random(rng, (1100, 2), "float64")
+    with caplog.at_level(logging.DEBUG, logger="gpula"):
+        x = gl.linalg.solve(a, b, refine="auto")
+    xp.synchronize()
+    assert rel_err(x, np.linalg.solve(a64, b64)) < 1e-9
+    assert any("RBT solve" in r.getMessage() for r in caplog.records)

@@ -17,6 +17,7 @@
 #include "backend/cuda/cusolver_common.h"
 #include "backend/cuda/kernels/batched_small.h"
 #include "backend/cuda/kernels/linalg.h"
+#include "backend/cuda/rbt_solve.h"
 #include "backend/cuda/solver_calls.h"
 #include "format.h"
 #include "linalg_problem.h"
@@ -26,6 +27,8 @@ namespace {
 
 // Batches of matrices up to this order go to the batched APIs; larger ones loop over X API calls.
 constexpr int64_t kBatchedMaxN = 128;
+// refine=automatic solves of this order and up take the RBT solve (rbt_solve.h).
+constexpr int64_t kRbtMinN = 1024;
 constexpr int64_t kMatinvMaxN = 32;  // cublas<t>matinvBatched's limit
 
 ElemType elem_type(DType t) {
@@ -305,8 +308,14 @@ class CudaLinalg final : public LinalgBackend {
     getrs(a, p, false, x, c);
   }
 
+  bool solve_prefers_rbt(int64_t n) const override { return n >= kRbtMinN; }
+
   void gesv_refined(const SquareBatch& a, const DenseBatch& b, const DenseBatch& x,
                     linalg::Refine refine, int32_t* info, const LinalgCall& c) const override {
+    if (refine == linalg::Refine::rbt) {
+      gesv_rbt(a, b, x, info, c);
+      return;
+    }
     const bool dbl = a.dtype == DType::f64 || a.dtype == DType::c128;
     const cusolverPrecType_t main = is_complex(a.dtype) ? (dbl ? CUSOLVER_C_64F : CUSOLVER_C_32F)
                                                         : (dbl ? CUSOLVER_R_64F : CUSOLVER_R_32F);
@@ -338,6 +347,25 @@ class CudaLinalg final : public LinalgBackend {
                           : cat("niters ", niters, ", fell back to working precision"),
               a.count > 1 ? cat(" (batch item ", i, ")") : std::string()),
           c.logger ? *c.logger : LogSink{});
+    }
+  }
+
+  // RBT solve per matrix; a matrix whose refinement fails is solved again by LU with partial
+  // pivoting (which reports a singular one through info).
+  void gesv_rbt(const SquareBatch& a, const DenseBatch& b, const DenseBatch& x, int32_t* info,
+                const LinalgCall& c) const {
+    GPULA_CHECK(c.op, cudaMemsetAsync(info, 0, 4 * a.count, raw(c)));
+    if (a.n == 0 || x.cols == 0) return;
+    const RbtSolver rbt(a.dtype, a.n, x.cols, c);
+    for (int64_t i = 0; i < a.count; ++i) {
+      if (rbt.solve(item(a, i), item(b, i), item(x, i), a.count > 1 ? i : -1)) continue;
+      const SquareBatch ai{item(a, i), a.dtype, a.n, 1};
+      const DenseBatch xi{item(x, i), x.dtype, x.rows, x.cols, 1};
+      GPULA_CHECK(c.op, cudaMemcpyAsync(xi.data, item(b, i), item_bytes(xi),
+                                        cudaMemcpyDeviceToDevice, raw(c)));
+      Tensor ipiv = scratch(4 * a.n, c);
+      getrf(ai, static_cast<int32_t*>(ipiv.data()), info + i, c);
+      getrs(ai, static_cast<int32_t*>(ipiv.data()), false, xi, c);
     }
   }
 

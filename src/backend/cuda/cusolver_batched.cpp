@@ -75,8 +75,7 @@ void potrs_batched(cusolverDnHandle_t h, DType t, bool upper, int n, void** a, v
 
 void trsm_batched(cublasHandle_t h, DType t, cublasSideMode_t side, cublasFillMode_t uplo,
                   cublasOperation_t trans, int m, int n, void** a, int lda, void** b, int ldb,
-                  int count, const char* op) {
-  const auto d = CUBLAS_DIAG_NON_UNIT;
+                  int count, const char* op, cublasDiagType_t d) {
   switch (t) {
     case DType::f32: {
       const float one = 1.0f;
@@ -111,8 +110,7 @@ void trsm_batched(cublasHandle_t h, DType t, cublasSideMode_t side, cublasFillMo
 
 void trsm(cublasHandle_t h, DType t, cublasSideMode_t side, cublasFillMode_t uplo,
           cublasOperation_t trans, int64_t m, int64_t n, const void* a, int64_t lda, void* b,
-          int64_t ldb, const char* op) {
-  const auto d = CUBLAS_DIAG_NON_UNIT;
+          int64_t ldb, const char* op, cublasDiagType_t d) {
   switch (t) {
     case DType::f32: {
       const float one = 1.0f;
@@ -145,6 +143,43 @@ void trsm(cublasHandle_t h, DType t, cublasSideMode_t side, cublasFillMode_t upl
     default:
       bad_type(op, t);
   }
+}
+
+void gemm(cublasHandle_t h, DType t, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
+          int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc,
+          const char* op) {
+  if (m == 0 || n == 0) return;
+  const bool single = t == DType::f32 || t == DType::c64;
+  const cublasComputeType_t ct = single ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
+  cudaDataType_t dt;
+  // alpha and beta in the scale type: the compute type's real or complex float / double.
+  union Scalar {
+    float f;
+    double d;
+    cuComplex c;
+    cuDoubleComplex z;
+  } al{}, be{};
+  switch (t) {
+    case DType::f32:
+      dt = CUDA_R_32F, al.f = static_cast<float>(alpha), be.f = static_cast<float>(beta);
+      break;
+    case DType::f64:
+      dt = CUDA_R_64F, al.d = alpha, be.d = beta;
+      break;
+    case DType::c64:
+      dt = CUDA_C_32F;
+      al.c = make_cuComplex(static_cast<float>(alpha), 0.0f);
+      be.c = make_cuComplex(static_cast<float>(beta), 0.0f);
+      break;
+    case DType::c128:
+      dt = CUDA_C_64F, al.z = make_cuDoubleComplex(alpha, 0.0),
+      be.z = make_cuDoubleComplex(beta, 0.0);
+      break;
+    default:
+      bad_type(op, t);
+  }
+  GPULA_CHECK(op, cublasGemmEx_64(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &al, a, dt, lda, b, dt, ldb,
+                                  &be, c, dt, ldc, ct, CUBLAS_GEMM_DEFAULT));
 }
 
 void getrf_batched(cublasHandle_t h, DType t, int n, void** a, int* ipiv, int* info, int count,

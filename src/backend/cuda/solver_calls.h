@@ -19,11 +19,16 @@ void potrs_batched(cusolverDnHandle_t h, DType t, bool upper, int n, void** a, v
 // cublas<t>trsmBatched with alpha = 1.
 void trsm_batched(cublasHandle_t h, DType t, cublasSideMode_t side, cublasFillMode_t uplo,
                   cublasOperation_t trans, int m, int n, void** a, int lda, void** b, int ldb,
-                  int count, const char* op);
+                  int count, const char* op, cublasDiagType_t diag = CUBLAS_DIAG_NON_UNIT);
 // cublas<t>trsm_64 with alpha = 1, one matrix.
 void trsm(cublasHandle_t h, DType t, cublasSideMode_t side, cublasFillMode_t uplo,
           cublasOperation_t trans, int64_t m, int64_t n, const void* a, int64_t lda, void* b,
-          int64_t ldb, const char* op);
+          int64_t ldb, const char* op, cublasDiagType_t diag = CUBLAS_DIAG_NON_UNIT);
+// c = alpha a b + beta c (no transposes; alpha, beta real) through cublasGemmEx_64 in the data's
+// own precision (COMPUTE_32F / COMPUTE_64F: never TF32).
+void gemm(cublasHandle_t h, DType t, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
+          int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc,
+          const char* op);
 // cublas<t>getrfBatched: ipiv `count * n` device ints (1-based), info `count` device ints.
 void getrf_batched(cublasHandle_t h, DType t, int n, void** a, int* ipiv, int* info, int count,
                    const char* op);

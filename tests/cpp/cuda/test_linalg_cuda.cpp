@@ -2,8 +2,8 @@
 // errors, reconstructions) and against the CPU backend on the same data. Sizes cover both GPU
 // paths: batches of small matrices (gpula's batched_small kernels and matinvBatched at
 // 1000 x 32x32; test_batched_small_cuda.cpp covers those kernels and the vendor batched
-// routines at n = 33) and single large ones (X API at n = 512); IRS refinement vs the plain
-// solve.
+// routines at n = 33) and single large ones (X API at n = 512); IRS refinement and the RBT solve
+// (padding, short last block, batches, singular and NaN fallbacks) vs the plain solve.
 //
 // Built only with CUDA; run by scripts/gpu_check.sh on the lent GPU.
 #include <cuda_runtime.h>
@@ -277,6 +277,138 @@ TEST_P(CudaLinalgIrs, IllConditionedFallsBackToWorkingPrecision) {
 
 INSTANTIATE_TEST_SUITE_P(Types, CudaLinalgIrs,
                          ::testing::Values(DType::f64, DType::c128, DType::f32),
+                         [](const auto& info) { return core_test::str(info.param); });
+
+// ---- RBT solve (random butterflies, LU without pivoting, refinement) --------------------------
+
+class CudaLinalgRbt : public CudaLinalg {};
+
+bool logged(const std::vector<std::string>& logs, const std::string& what) {
+  for (const auto& m : logs)
+    if (m.find(what) != std::string::npos) return true;
+  return false;
+}
+
+// Orders 1, 3 and 6 pad to a multiple of 4; 257 and 600 leave a short last diagonal block.
+TEST_P(CudaLinalgRbt, AsAccurateAsThePlainSolve) {
+  const DType t = GetParam();
+  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{6}, int64_t{257}, int64_t{600}}) {
+    if (under_sanitizer() && n > 257) continue;
+    for (int64_t k : {1, 5}) {
+      HostTensor a = random_kind({n, n}, t, Kind::general, Layout::row, 31 + n);
+      HostTensor b = random_b({n, k}, t, 32 + k);
+      DeviceTensor da = to_device(a), db = to_device(b);
+      const double e0 =
+          linalg_test::backward_error(a.view, b.view, host_of(la::solve(da.view, db.view)).view);
+      la::SolveOptions o;
+      o.refine = la::Refine::rbt;
+      std::vector<std::string> logs;
+      o.logger = [&](LogLevel, const std::string& m) { logs.push_back(m); };
+      HostTensor x = host_of(la::solve(da.view, db.view, o));
+      const double e = linalg_test::backward_error(a.view, b.view, x.view);
+      const double stop = std::sqrt(static_cast<double>(n)) * eps_of(t);
+      EXPECT_LE(e, std::max(10.0 * e0, 2.0 * stop) + 2.0 * eps_of(t)) << "n " << n << " k " << k;
+      EXPECT_LE(e, tol(t, n)) << "n " << n << " k " << k;
+      EXPECT_TRUE(logged(logs, "RBT solve")) << "n " << n;
+      EXPECT_FALSE(logged(logs, "falling back")) << "n " << n;
+      EXPECT_TRUE(unchanged(da, a) && unchanged(db, b));
+    }
+  }
+}
+
+TEST_P(CudaLinalgRbt, BatchAndBroadcastRightHandSide) {
+  const DType t = GetParam();
+  const int64_t n = under_sanitizer() ? 40 : 300;
+  HostTensor a = random_kind({3, n, n}, t, Kind::general, Layout::row, 41);
+  HostTensor b = random_b({n, 2}, t, 42);
+  DeviceTensor da = to_device(a), db = to_device(b);
+  la::SolveOptions o;
+  o.refine = la::Refine::rbt;
+  HostTensor x = host_of(la::solve(da.view, db.view, o));
+  HostTensor plain = host_of(la::solve(da.view, db.view));
+  for (int64_t i = 0; i < 3; ++i) {
+    HostTensor ai = make_host({n, n}, t), xi = make_host({n, 2}, t), pi = make_host({n, 2}, t);
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t c = 0; c < n; ++c) ai.set({r, c}, a.get({i, r, c}));
+      for (int64_t c = 0; c < 2; ++c) {
+        xi.set({r, c}, x.get({i, r, c}));
+        pi.set({r, c}, plain.get({i, r, c}));
+      }
+    }
+    const double e = linalg_test::backward_error(ai.view, b.view, xi.view);
+    const double e0 = linalg_test::backward_error(ai.view, b.view, pi.view);
+    EXPECT_LE(e, std::max(10.0 * e0, 2.0 * std::sqrt(double(n)) * eps_of(t)) + 2.0 * eps_of(t))
+        << "item " << i;
+  }
+}
+
+// A singular matrix defeats refinement: the solve falls back to pivoted LU, which names the
+// zero pivot as the plain solve does, and the fallback is logged.
+TEST_P(CudaLinalgRbt, SingularFallsBackAndRaises) {
+  const DType t = GetParam();
+  const int64_t n = 64;
+  HostTensor a = make_host({2, n, n}, t);
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t i = 0; i < n; ++i) a.set({b, i, i}, (b == 1 && i == 2) ? 0.0 : 2.0);
+  HostTensor rhs = random_b({n}, t, 3);
+  DeviceTensor da = to_device(a), dr = to_device(rhs);
+  la::SolveOptions o;
+  o.refine = la::Refine::rbt;
+  std::vector<std::string> logs;
+  o.logger = [&](LogLevel, const std::string& m) { logs.push_back(m); };
+  try {
+    la::solve(da.view, dr.view, o);
+    ADD_FAILURE() << "no SingularMatrix";
+  } catch (const SingularMatrix& e) {
+    EXPECT_EQ(e.index(), 2);
+    EXPECT_EQ(e.batch_index(), 1);
+  }
+  EXPECT_TRUE(logged(logs, "falling back to LU with partial pivoting (batch item 1)"));
+  o.check_info = false;
+  la::Factor f = la::solve_ex(da.view, dr.view, o);
+  HostTensor info = host_of(f.info);
+  EXPECT_EQ(info.get({0}), cdouble(0.0));
+  EXPECT_EQ(info.get({1}), cdouble(3.0));
+}
+
+// NaN in a: no crash; refinement fails (NaN fails the stopping test), the fallback runs.
+TEST_P(CudaLinalgRbt, NanFallsBack) {
+  const DType t = GetParam();
+  const int64_t n = 20;
+  HostTensor a = random_kind({n, n}, t, Kind::general, Layout::row, 5);
+  a.set({4, 7}, std::nan(""));
+  HostTensor b = random_b({n}, t, 6);
+  DeviceTensor da = to_device(a), db = to_device(b);
+  la::SolveOptions o;
+  o.refine = la::Refine::rbt;
+  o.check_info = false;
+  std::vector<std::string> logs;
+  o.logger = [&](LogLevel, const std::string& m) { logs.push_back(m); };
+  la::Factor f = la::solve_ex(da.view, db.view, o);
+  CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_TRUE(logged(logs, "falling back"));
+  EXPECT_TRUE(unchanged(da, a));
+}
+
+// refine=automatic takes the RBT solve from order 1024 on a GPU.
+TEST_P(CudaLinalgRbt, AutomaticChoosesRbtForLargeOrders) {
+  if (under_sanitizer()) GTEST_SKIP() << "order 1024 is slow under the sanitizer";
+  const DType t = GetParam();
+  const int64_t n = 1024;
+  HostTensor a = random_kind({n, n}, t, Kind::general, Layout::row, 7);
+  HostTensor b = random_b({n, 3}, t, 8);
+  DeviceTensor da = to_device(a), db = to_device(b);
+  la::SolveOptions o;
+  o.refine = la::Refine::automatic;
+  std::vector<std::string> logs;
+  o.logger = [&](LogLevel, const std::string& m) { logs.push_back(m); };
+  HostTensor x = host_of(la::solve(da.view, db.view, o));
+  EXPECT_TRUE(logged(logs, "RBT solve"));
+  EXPECT_LE(linalg_test::backward_error(a.view, b.view, x.view), tol(t, n));
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, CudaLinalgRbt,
+                         ::testing::Values(DType::f32, DType::f64, DType::c64, DType::c128),
                          [](const auto& info) { return core_test::str(info.param); });
 
 // ---- info, errors, streams, edge cases -------------------------------------------------------
