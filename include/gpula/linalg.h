@@ -75,9 +75,10 @@ enum class Assume : uint8_t { gen, pos, sym };
 /// Iterative refinement for assume_a=gen: none; rbt, the randomized butterfly transformation
 /// solve (on a GPU: a random depth-2 butterfly on each side, LU without pivoting, then refinement
 /// in working precision against a until ||b - a x||_1 <= sqrt(n) eps ||a||_1 ||x||_1 for every
-/// right-hand side, LAPACK dsgesv's test; where refinement stagnates, as for a singular or
-/// badly conditioned a or NaN/Inf, it falls back to LU with partial pivoting and logs that at
-/// info level); automatic, the fastest choice that returns working-precision accuracy: rbt on a
+/// right-hand side, LAPACK dsgesv's test; where a pivot is at rounding level (a numerically
+/// singular), or refinement stagnates (badly conditioned a, NaN/Inf), it falls back to LU with
+/// partial pivoting, which raises SingularMatrix as the plain solve does, and logs that at info
+/// level); automatic, the fastest choice that returns working-precision accuracy: rbt on a
 /// GPU for n >= 1024 (n = 8192 float64 on an H200: unpivoted getrf 11.4 ms against 38.4 ms
 /// pivoted), else the plain solve; or a fixed lower inner precision through cuSOLVER IRS
 /// (cusolverDnIRSXgesv, fallback to working precision enabled, iterations logged at info

@@ -428,8 +428,11 @@ def test_gpu_rbt_solve(xp, rng, dtype):
         x = gl.linalg.solve(a, b, refine="rbt")
         xp.empty_like_check(x, dtype, batch + (n,))
         ref = np.linalg.solve(a64, b64[..., None])[..., 0] if batch else np.linalg.solve(a64, b64)
-        tol = 1e-3 if dtype in ("float32", "complex64") else 1e-9
-        assert rel_err(x, ref) < tol
+        # As accurate as the plain (pivoted LU) solve of the same data; Gaussian matrices of
+        # order 301 can have cond ~1e5, so the absolute bound follows the plain solve's error.
+        plain = rel_err(gl.linalg.solve(a, b), ref)
+        floor = 1e-5 if dtype in ("float32", "complex64") else 1e-12
+        assert rel_err(x, ref) <= 10 * plain + floor
         assert np.array_equal(to_np64(a), a_before)
 
 

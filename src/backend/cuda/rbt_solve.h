@@ -3,12 +3,13 @@
 // (U^T a V) y = U^T b, x = V y, with U and V random depth-2 butterflies (Parker; Baboulin,
 // Dongarra et al.), which make LU without pivoting safe with high probability; cuSOLVER's
 // unpivoted getrf is about 3.4x faster than its pivoted one (n = 8192 fp64 on an H200: 11.4 vs
-// 38.4 ms). The triangular solves multiply by inverted 256 x 256 diagonal blocks (cuBLAS trsm
-// with few right-hand sides is slow there), and iterative refinement in working precision
-// against the original a runs until LAPACK's stopping test (as dsgesv's and cuSOLVER IRS's)
-// ||b - a x||_1 <= sqrt(n) eps ||a||_1 ||x||_1 holds for every right-hand side. Where it does
-// not (a singular or badly conditioned a, NaN/Inf, stagnation), the caller falls back to LU with
-// partial pivoting.
+// 38.4 ms). The triangular solves go by 256-row blocks: a gemm with the solved part, then trsm
+// on the diagonal block (cuBLAS trsm over the whole order with 16 right-hand sides took 9.5 ms
+// there). Iterative refinement in working precision against the original a runs until LAPACK's
+// stopping test (as dsgesv's and cuSOLVER IRS's) ||b - a x||_1 <= sqrt(n) eps ||a||_1 ||x||_1
+// holds for every right-hand side. Where it does not (badly conditioned a, NaN/Inf,
+// stagnation), or where a pivot is at rounding level (|u_kk| <= sqrt(N) eps max |u|: a is
+// numerically singular), the caller falls back to LU with partial pivoting.
 #include <cstdint>
 
 #include "linalg_problem.h"
@@ -25,13 +26,13 @@ class RbtSolver {
   bool solve(const void* a, const void* b, void* x, int64_t item) const;
 
  private:
-  // x (+)= V U(W)^-1 U^T r for the factored W (`accumulate`: the refinement's correction).
+  // x (+)= V W^-1 U^T r for the factored W (`accumulate`: the refinement's correction).
   void apply(const void* r, void* x, bool accumulate) const;
 
   DType t_;
   int64_t n_, k_, big_n_, nb_, blocks_;
   const LinalgCall& c_;
-  Tensor w_, inv_l_, inv_u_, t1_, t2_, r_, weights_, scalars_, info_, getrf_ws_;
+  Tensor w_, t1_, r_, weights_, scalars_, info_, getrf_ws_;
   std::size_t getrf_dev_ = 0, getrf_host_ = 0;
 };
 

@@ -211,6 +211,32 @@ __global__ void refine_check_kernel(const T* r, const T* x, int64_t n, int64_t k
   }
 }
 
+template <class T>
+__global__ void pivot_check_kernel(const T* w, int64_t N, double rel, RefineCheck* out) {
+  __shared__ double lo[kThreads], hi[kThreads];
+  __shared__ int bad;
+  if (threadIdx.x == 0) bad = 0;
+  __syncthreads();
+  double mn = INFINITY, mx = 0;
+  for (int64_t k = threadIdx.x; k < N; k += blockDim.x) {
+    const double v = magnitude(w[k + k * N]);
+    if (!isfinite(v)) bad = 1;
+    mn = fmin(mn, v);
+    mx = fmax(mx, v);
+  }
+  lo[threadIdx.x] = mn;
+  hi[threadIdx.x] = mx;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) {
+      lo[threadIdx.x] = fmin(lo[threadIdx.x], lo[threadIdx.x + s]);
+      hi[threadIdx.x] = fmax(hi[threadIdx.x], hi[threadIdx.x + s]);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0 && (bad || !(lo[0] > rel * hi[0]))) out->small_pivots = 1;
+}
+
 unsigned quad_blocks(int64_t N) { return static_cast<unsigned>((N / 4 + kThreads - 1) / kThreads); }
 unsigned grid_y(int64_t v) { return static_cast<unsigned>(v < 65535 ? (v < 1 ? 1 : v) : 65535); }
 unsigned grid_x(int64_t v) {
@@ -302,6 +328,16 @@ cudaError_t launch_refine_check(const void* r, const void* x, ElemType t, int64_
     refine_check_kernel<T, R>
         <<<grid_x(k), kThreads, 0, stream>>>(static_cast<const T*>(r), static_cast<const T*>(x), n,
                                              k, static_cast<const R*>(anorm), tol, out);
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t launch_pivot_check(const void* w, ElemType t, int64_t N, double rel, RefineCheck* out,
+                               cudaStream_t stream) {
+  if (N == 0) return cudaSuccess;
+  visit(t, [&](auto* tp, auto*) {
+    using T = std::remove_pointer_t<decltype(tp)>;
+    pivot_check_kernel<T><<<1, kThreads, 0, stream>>>(static_cast<const T*>(w), N, rel, out);
   });
   return cudaGetLastError();
 }

@@ -37,11 +37,16 @@ cudaError_t launch_norm1(const void* a, ElemType t, int64_t rows, int64_t cols, 
 // `worst` is the largest ||r_j||_1 / (||A||_1 ||x_j||_1); both zeroed by the caller.
 struct RefineCheck {
   int32_t fails;
-  int32_t pad_;
+  int32_t small_pivots;  // set by launch_pivot_check
   double worst;
 };
 cudaError_t launch_refine_check(const void* r, const void* x, ElemType t, int64_t n, int64_t k,
                                 const void* anorm, double tol, RefineCheck* out,
                                 cudaStream_t stream);
+
+// out->small_pivots = 1 where min_k |w(k, k)| <= rel * max_k |w(k, k)| or a diagonal entry is not
+// finite (w N x N, ld N: an LU factor's U diagonal).
+cudaError_t launch_pivot_check(const void* w, ElemType t, int64_t N, double rel, RefineCheck* out,
+                               cudaStream_t stream);
 
 }  // namespace gpula::detail::cuda
