@@ -85,20 +85,22 @@ void RbtSolver::apply(const void* r, void* x, bool accumulate) const {
   auto y = [&](int64_t i) { return at(t1_, i, t_); };
 
   GPULA_CHECK(c_.op, launch_rbt_left(r, et, n_, k_, t1_.data(), N, wu, raw(c_)));
-  // L y = t1 in place, block row by block row: t1_j -= L_j,<j y_<j (gemm), then the diagonal
-  // block by substitution (trsm on nb x k).
+  // L y = t1 in place, right-looking by 256-row blocks: the diagonal block by substitution (trsm
+  // on nb x k), then every row below it at once (gemm of (N - e) x k x nb: many CTAs). The
+  // left-looking order's gemms (nb x k x r0) have a handful of CTAs each; with them the whole
+  // solve took 35 ms at n = 8192, nrhs = 16 on the H200.
   for (int64_t j = 0; j < blocks_; ++j) {
-    const int64_t r0 = j * nb_, m = std::min(nb_, N - r0);
-    if (j > 0) calls::gemm(h, t_, m, k_, r0, -1.0, lu(r0, 0), N, y(0), N, 1.0, y(r0), N, c_.op);
+    const int64_t r0 = j * nb_, m = std::min(nb_, N - r0), e = r0 + m;
     calls::trsm(h, t_, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, m, k_, lu(r0, r0), N,
                 y(r0), N, c_.op, CUBLAS_DIAG_UNIT);
+    if (e < N) calls::gemm(h, t_, N - e, k_, m, -1.0, lu(e, r0), N, y(r0), N, 1.0, y(e), N, c_.op);
   }
-  // U z = y in place, from the last block row up.
+  // U z = y in place, from the last block row up; each solved block updates every row above.
   for (int64_t j = blocks_ - 1; j >= 0; --j) {
-    const int64_t r0 = j * nb_, m = std::min(nb_, N - r0), e = r0 + m;
-    if (e < N) calls::gemm(h, t_, m, k_, N - e, -1.0, lu(r0, e), N, y(e), N, 1.0, y(r0), N, c_.op);
+    const int64_t r0 = j * nb_, m = std::min(nb_, N - r0);
     calls::trsm(h, t_, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, m, k_, lu(r0, r0), N,
                 y(r0), N, c_.op);
+    if (r0 > 0) calls::gemm(h, t_, r0, k_, m, -1.0, lu(0, r0), N, y(r0), N, 1.0, y(0), N, c_.op);
   }
   GPULA_CHECK(c_.op, launch_rbt_right(t1_.data(), et, N, k_, x, n_, wv, accumulate, raw(c_)));
 }
