@@ -3,9 +3,9 @@
 // (U^T a V) y = U^T b, x = V y, with U and V random depth-2 butterflies (Parker; Baboulin,
 // Dongarra et al.), which make LU without pivoting safe with high probability; cuSOLVER's
 // unpivoted getrf is about 3.4x faster than its pivoted one (n = 8192 fp64 on an H200: 11.4 vs
-// 38.4 ms). The triangular solves go by 256-row blocks: a gemm with the solved part, then trsm
-// on the diagonal block (cuBLAS trsm over the whole order with 16 right-hand sides took 9.5 ms
-// there). Iterative refinement in working precision against the original a runs until LAPACK's
+// 38.4 ms). The triangular solves go by 256-row blocks, right-looking, multiplying by inverted
+// diagonal blocks (cuBLAS trsm with 16 right-hand sides is slow there: 9.5 ms over the whole
+// order, 125-200 us per 256-row block). Iterative refinement in working precision against the original a runs until LAPACK's
 // stopping test (as dsgesv's and cuSOLVER IRS's) ||b - a x||_1 <= sqrt(n) eps ||a||_1 ||x||_1
 // holds for every right-hand side. Where it does not (badly conditioned a, NaN/Inf,
 // stagnation), or where a pivot is at rounding level (|u_kk| <= sqrt(N) eps max |u|: a is
@@ -32,7 +32,7 @@ class RbtSolver {
   DType t_;
   int64_t n_, k_, big_n_, nb_, blocks_;
   const LinalgCall& c_;
-  Tensor w_, t1_, r_, weights_, scalars_, info_, getrf_ws_;
+  Tensor w_, inv_l_, inv_u_, t1_, t2_, r_, weights_, scalars_, info_, getrf_ws_;
   std::size_t getrf_dev_ = 0, getrf_host_ = 0;
 };
 
