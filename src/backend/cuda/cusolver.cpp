@@ -31,19 +31,6 @@ constexpr int64_t kBatchedMaxN = 128;
 constexpr int64_t kRbtMinN = 1024;
 constexpr int64_t kMatinvMaxN = 32;  // cublas<t>matinvBatched's limit
 
-ElemType elem_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return ElemType::f32;
-    case DType::f64:
-      return ElemType::f64;
-    case DType::c64:
-      return ElemType::c64;
-    default:
-      return ElemType::c128;
-  }
-}
-
 int to_int(int64_t v, const LinalgCall& c, const char* what) {
   return checked_int(v, c, what, "the batched cuBLAS/cuSOLVER routines");
 }

@@ -12,6 +12,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/context.h"
+#include "backend/cuda/kernels/linalg.h"
 #include "format.h"
 #include "linalg_problem.h"
 
@@ -27,6 +28,20 @@ inline cudaDataType_t data_type(DType t) {
       return CUDA_C_32F;
     default:
       return CUDA_C_64F;
+  }
+}
+
+// The element type of gpula's small linalg kernels (kernels/*.h) for a solver dtype.
+inline ElemType elem_type(DType t) {
+  switch (t) {
+    case DType::f32:
+      return ElemType::f32;
+    case DType::f64:
+      return ElemType::f64;
+    case DType::c64:
+      return ElemType::c64;
+    default:
+      return ElemType::c128;
   }
 }
 

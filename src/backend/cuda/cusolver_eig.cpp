@@ -18,19 +18,6 @@
 namespace gpula::detail::cuda {
 namespace {
 
-ElemType elem_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return ElemType::f32;
-    case DType::f64:
-      return ElemType::f64;
-    case DType::c64:
-      return ElemType::c64;
-    default:
-      return ElemType::c128;
-  }
-}
-
 // One Xgeev problem shape: types and leading dimensions of A, W and VR (VL is never asked for).
 struct Geev {
   cusolverDnHandle_t h;

@@ -17,19 +17,6 @@ constexpr int64_t kBlock = 256;         // block rows of the triangular solves
 constexpr int kMaxSteps = 10;           // refinement steps before giving up
 constexpr uint64_t kSeed = 0x5eed2026;  // fixed: results are reproducible
 
-ElemType elem_of(DType t) {
-  switch (t) {
-    case DType::f32:
-      return ElemType::f32;
-    case DType::f64:
-      return ElemType::f64;
-    case DType::c64:
-      return ElemType::c64;
-    default:
-      return ElemType::c128;
-  }
-}
-
 bool single(DType t) { return t == DType::f32 || t == DType::c64; }
 int64_t real_size(DType t) { return single(t) ? 4 : 8; }
 
@@ -79,7 +66,7 @@ RbtSolver::RbtSolver(DType t, int64_t n, int64_t k, const LinalgCall& c)
 }
 
 void RbtSolver::apply(const void* r, void* x, bool accumulate) const {
-  const ElemType et = elem_of(t_);
+  const ElemType et = elem_type(t_);
   const int64_t N = big_n_;
   const char* wu = static_cast<const char*>(weights_.data());
   const char* wv = wu + 2 * N * real_size(t_);
@@ -111,7 +98,7 @@ void RbtSolver::apply(const void* r, void* x, bool accumulate) const {
 }
 
 bool RbtSolver::solve(const void* a, const void* b, void* x, int64_t item) const {
-  const ElemType et = elem_of(t_);
+  const ElemType et = elem_type(t_);
   const int64_t N = big_n_, es = static_cast<int64_t>(size_of(t_));
   const cudaStream_t s = raw(c_);
   Context& ctx = context(c_.stream.device.index);
