@@ -167,8 +167,7 @@ def case_solve(gl, torch, cp, n, reps):
             "cupy",
             lambda: one("cupy", lambda: torch.as_tensor(cp.linalg.solve(ac, bc), device="cuda")),
         )
-    # Where refine="auto" starts taking the RBT solve (n >= 1024): RBT vs pivoted LU below and
-    # above that order.
+    # Where refine="auto" takes the RBT solve (n >= 512): RBT vs pivoted LU at and above it.
     for m in (512, 1024, 2048):
         am = torch.randn(m, m, dtype=torch.float64, device="cuda")
         bm = torch.randn(m, 16, dtype=torch.float64, device="cuda")

@@ -79,8 +79,8 @@ enum class Assume : uint8_t { gen, pos, sym };
 /// singular), or refinement stagnates (badly conditioned a, NaN/Inf), it falls back to LU with
 /// partial pivoting, which raises SingularMatrix as the plain solve does, and logs that at info
 /// level); automatic, the fastest choice that returns working-precision accuracy: rbt on a
-/// GPU for n >= 1024 (float64, 16 right-hand sides on an H200: n = 8192 16.6 ms against 45.1 ms
-/// for the plain solve, n = 1024 1.6 against 3.3 ms), else the plain solve; or a fixed lower inner precision through cuSOLVER IRS
+/// GPU for n >= 512 (float64, 16 right-hand sides on an H200: n = 8192 16.6 ms against 45.1 ms
+/// for the plain solve, n = 512 1.2 against 1.6 ms), else the plain solve; or a fixed lower inner precision through cuSOLVER IRS
 /// (cusolverDnIRSXgesv, fallback to working precision enabled, iterations logged at info
 /// level): f32 (float64 data), tf32, f16, bf16. Through IRS no lower precision is faster on the
 /// H200 (n = 8192 float64: plain LU 42-45 ms; float32 factors 48-58 ms; tf32/f16/bf16 52-60 ms

@@ -393,21 +393,22 @@ TEST_P(CudaLinalgRbt, NanFallsBack) {
   EXPECT_TRUE(unchanged(da, a));
 }
 
-// refine=automatic takes the RBT solve from order 1024 on a GPU.
-TEST_P(CudaLinalgRbt, AutomaticChoosesRbtForLargeOrders) {
-  if (under_sanitizer()) GTEST_SKIP() << "order 1024 is slow under the sanitizer";
+// refine=automatic takes the RBT solve from order 512 on a GPU, the plain solve below.
+TEST_P(CudaLinalgRbt, AutomaticChoosesRbtFromOrder512) {
+  if (under_sanitizer()) GTEST_SKIP() << "orders past 500 are slow under the sanitizer";
   const DType t = GetParam();
-  const int64_t n = 1024;
-  HostTensor a = random_kind({n, n}, t, Kind::general, Layout::row, 7);
-  HostTensor b = random_b({n, 3}, t, 8);
-  DeviceTensor da = to_device(a), db = to_device(b);
-  la::SolveOptions o;
-  o.refine = la::Refine::automatic;
-  std::vector<std::string> logs;
-  o.logger = [&](LogLevel, const std::string& m) { logs.push_back(m); };
-  HostTensor x = host_of(la::solve(da.view, db.view, o));
-  EXPECT_TRUE(logged(logs, "RBT solve"));
-  EXPECT_LE(linalg_test::backward_error(a.view, b.view, x.view), tol(t, n));
+  for (int64_t n : {511, 512}) {
+    HostTensor a = random_kind({n, n}, t, Kind::general, Layout::row, 7);
+    HostTensor b = random_b({n, 3}, t, 8);
+    DeviceTensor da = to_device(a), db = to_device(b);
+    la::SolveOptions o;
+    o.refine = la::Refine::automatic;
+    std::vector<std::string> logs;
+    o.logger = [&](LogLevel, const std::string& m) { logs.push_back(m); };
+    HostTensor x = host_of(la::solve(da.view, db.view, o));
+    EXPECT_EQ(logged(logs, "RBT solve"), n >= 512) << "n " << n;
+    EXPECT_LE(linalg_test::backward_error(a.view, b.view, x.view), tol(t, n)) << "n " << n;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, CudaLinalgRbt,
