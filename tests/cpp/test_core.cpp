@@ -287,7 +287,8 @@ TEST(CopyTest, RunsAlongSharedUnitStride) {
     const int64_t es = static_cast<int64_t>(gpula::size_of(t));
     const int64_t nb = 3, rows = 19, cols = 5, sld = 23, dld = 21;  // rows x cols windows
     std::vector<unsigned char> src(static_cast<size_t>(nb * sld * cols * es));
-    for (size_t k = 0; k < src.size(); ++k) src[k] = static_cast<unsigned char>((k * 37 + k / 11) & 0xFF);
+    for (size_t k = 0; k < src.size(); ++k)
+      src[k] = static_cast<unsigned char>((k * 37 + k / 11) & 0xFF);
     for (bool broadcast : {false, true}) {
       const Shape ss = {broadcast ? 0 : sld * cols, 1, sld}, ds = {dld * cols, 1, dld};
       std::vector<unsigned char> dst(static_cast<size_t>(nb * dld * cols * es), 0xEE);

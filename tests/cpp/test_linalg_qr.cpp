@@ -48,7 +48,8 @@ TEST_P(LinalgQrCpu, EveryModeAndShape) {
   const auto [t, layout] = GetParam();
   const double tol = 100 * eps_of(t);
   // Past 8 rows and columns too, where the host copies take their run and tiled paths.
-  const int64_t dims[][2] = {{6, 4}, {4, 6}, {5, 5}, {1, 1}, {7, 1}, {1, 7}, {40, 33}, {33, 40}, {37, 37}};
+  const int64_t dims[][2] = {{6, 4}, {4, 6},   {5, 5},   {1, 1},  {7, 1},
+                             {1, 7}, {40, 33}, {33, 40}, {37, 37}};
   for (const Shape& batch : {Shape{}, Shape{3}, Shape{2, 2}})
     for (const auto& d : dims) {
       const int64_t m = d[0], n = d[1], k = std::min(m, n);
