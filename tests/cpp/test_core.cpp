@@ -166,6 +166,15 @@ TEST(DeviceTest, Basics) {
   const std::string d = describe_devices();
   EXPECT_TRUE(contains(d, "cpu")) << d;
   EXPECT_TRUE(contains(d, "cuda")) << d;
+  // The CPU line names OpenBLAS's version, kernel set and threads; generic kernels on a CPU with
+  // AVX2 come with the OPENBLAS_CORETYPE that would select the fast ones.
+  EXPECT_TRUE(contains(d, "cpu: OpenBLAS ")) << d;
+  EXPECT_TRUE(contains(d, "(core ")) << d;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  EXPECT_EQ(contains(d, "OPENBLAS_CORETYPE="), avx2 && contains(d, "(core Prescott,")) << d;
+#endif
 }
 
 TEST(TensorTest, EmptyOnCpu) {
