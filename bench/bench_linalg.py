@@ -381,7 +381,8 @@ def cpu_ops(impl, n):
 
     return [("cholesky", lambda: sla.cholesky(a_spd, lower=True)), ("solve nrhs=16", lambda: sla.solve(a, b)),
             ("qr reduced", lambda: sla.qr(a, mode="economic")), ("svd thin", lambda: sla.svd(a, full_matrices=False)),
-            ("eigh", lambda: sla.eigh(sym)), ("eig", lambda: sla.eig(a)), ("inv", lambda: sla.inv(a)),
+            ("eigh", lambda: sla.eigh(sym)), ("eig", lambda: sla.eig(a)),
+            ("inv", lambda: sla.inv(a)),
             ("det", lambda: sla.det(a)),
             ("lstsq nrhs=16", lambda: sla.lstsq(a, b))]
 
