@@ -18,8 +18,9 @@ Cases (the targets of the dense linear-algebra issue; sizes shrink with --quick)
   beigh     batch 1000 x 128^2 fp32 eigh     gpula / torch / cupy
   bsvd      batch 1000 x 128^2 fp32 svd      gpula / torch / cupy (peers over 1 s run once)
   bchol     batch 10000 x 32^2 fp32 cholesky and solve (nrhs=1)  gpula / torch
-  cpu       n=2048 fp64 on the host: cholesky, solve, qr, svd, eigh  gpula CPU / NumPy / SciPy,
-            each library in its own process (their BLAS thread pools would compete otherwise)
+  cpu       n=2048 fp64 on the host: cholesky, solve, qr, svd, eigh, eig, inv, det, slogdet,
+            lstsq (nrhs=16)  gpula CPU / NumPy / SciPy, each library in its own process (their
+            BLAS thread pools would compete otherwise); each row names the OpenBLAS core it ran
 Test matrices: SPD A = G G^T / n + I; general A Gaussian (solve: plain Gaussian, cond ~1e4-1e5);
 top-k matrices with a decaying spectrum sigma_i = 0.97^i (+1e-3), the kind PCA and low-rank
 methods meet (Q random orthogonal, built with QR on the GPU); the table names each.
@@ -384,24 +385,54 @@ def cpu_ops(impl, n):
         la = gl.linalg
         return [("cholesky", lambda: la.cholesky(a_spd)), ("solve nrhs=16", lambda: la.solve(a, b)),
                 ("qr reduced", lambda: la.qr(a)), ("svd thin", lambda: la.svd(a)),
-                ("eigh", lambda: la.eigh(sym))]
+                ("eigh", lambda: la.eigh(sym)), ("eig", lambda: la.eig(a)),
+                ("inv", lambda: la.inv(a)),
+                ("det", lambda: la.det(a)), ("slogdet", lambda: la.slogdet(a)),
+                ("lstsq nrhs=16", lambda: la.lstsq(a, b))]
     if impl == "numpy":
         return [("cholesky", lambda: np.linalg.cholesky(a_spd)), ("solve nrhs=16", lambda: np.linalg.solve(a, b)),
                 ("qr reduced", lambda: np.linalg.qr(a)), ("svd thin", lambda: np.linalg.svd(a, full_matrices=False)),
-                ("eigh", lambda: np.linalg.eigh(sym))]
+                ("eigh", lambda: np.linalg.eigh(sym)), ("eig", lambda: np.linalg.eig(a)),
+                ("inv", lambda: np.linalg.inv(a)), ("det", lambda: np.linalg.det(a)),
+                ("slogdet", lambda: np.linalg.slogdet(a)),
+                ("lstsq nrhs=16", lambda: np.linalg.lstsq(a, b, rcond=None))]
     import scipy.linalg as sla
 
     return [("cholesky", lambda: sla.cholesky(a_spd, lower=True)), ("solve nrhs=16", lambda: sla.solve(a, b)),
             ("qr reduced", lambda: sla.qr(a, mode="economic")), ("svd thin", lambda: sla.svd(a, full_matrices=False)),
-            ("eigh", lambda: sla.eigh(sym))]
+            ("eigh", lambda: sla.eigh(sym)), ("eig", lambda: sla.eig(a)),
+            ("inv", lambda: sla.inv(a)),
+            ("det", lambda: sla.det(a)),
+            ("lstsq nrhs=16", lambda: sla.lstsq(a, b))]
+
+
+def blas_core(impl):
+    """The OpenBLAS kernel set ("core") the implementation runs, as its library reports it."""
+    if impl == "gpula cpu":
+        import gpula as gl
+
+        d = gl.devices()["description"]
+        return d.split("(core ", 1)[1].split(",", 1)[0] if "(core " in d else "?"
+    try:
+        import threadpoolctl
+
+        if impl == "scipy":
+            import scipy.linalg  # noqa: F401  (loads scipy's own OpenBLAS)
+        libs = "numpy.libs" if impl == "numpy" else "scipy.libs"
+        cores = {i.get("architecture") for i in threadpoolctl.threadpool_info()
+                 if libs in i.get("filepath", "")}
+        return ",".join(sorted(c for c in cores if c)) or "?"
+    except ImportError:
+        return "?"
 
 
 def cpu_child(impl, n, reps):
     """Runs in its own process, so that no other BLAS thread pool spins next to this one."""
     out = []
+    core = blas_core(impl)
     for what, fn in cpu_ops(impl, n):
         try:
-            out.append({"what": what, "ms": cpu_time(fn, reps)[0]})
+            out.append({"what": what, "ms": cpu_time(fn, reps)[0], "core": core})
         except Exception as e:  # noqa: BLE001
             out.append({"what": what, "ms": None, "error": f"{type(e).__name__}: {str(e)[:160]}"})
     print(json.dumps(out))
@@ -421,7 +452,10 @@ def case_cpu(gl, n, reps):
             continue
         for r in rows:
             name = f"cpu {r['what']} n={n} fp64 ({threads} threads)"
-            add(name, impl, r["ms"], **({"error": r["error"]} if "error" in r else {}))
+            extra = {"error": r["error"]} if "error" in r else {}
+            if r.get("core"):
+                extra["blas_core"] = r["core"]
+            add(name, impl, r["ms"], **extra)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 #include <gpula/device.h>
 
+#include "backend/cpu/blas_info.h"
 #include "backend/cuda_api.h"
 
 namespace gpula {
@@ -12,7 +13,9 @@ bool cuda_compiled() { return detail::cuda::compiled(); }
 int cuda_device_count() { return detail::cuda::device_count(); }
 
 std::string describe_devices() {
-  return "cpu: OpenBLAS\n" + detail::cuda::describe();
+  std::string cpu = "cpu: " + detail::cpu::blas_description();
+  if (auto w = detail::cpu::blas_core_warning()) cpu += ": " + *w;
+  return cpu + "\n" + detail::cuda::describe();
 }
 
 }  // namespace gpula

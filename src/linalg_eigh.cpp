@@ -2,9 +2,11 @@
 // where the work runs.
 //
 // Layout: a row-major matrix read column-major is its transpose, and for complex Hermitian a
-// that is conj(a), whose eigenvectors are conj(v). So a is copied transposed into a column-major
-// workspace (the backend then sees a itself and the triangle named by `lower` is the same one),
-// and the column-major eigenvectors are copied transposed back into the row-major v.
+// that is conj(a), whose eigenvectors are conj(v). So a complex a is copied transposed into a
+// column-major workspace (the backend then sees a itself and the triangle named by `lower` is
+// the same one). A real symmetric a is its own transpose: on the CPU it is copied as it is (a
+// plain copy, no transpose) and the backend reads the other triangle. Either way the column-major
+// eigenvectors are copied transposed back into the row-major v.
 #include <gpula/linalg.h>
 
 #include "linalg_eigh_problem.h"
@@ -62,9 +64,13 @@ Eigh eigh_impl(const char* op, const TensorView& a, bool lower, bool eigvals_onl
     } else {
       Tensor ws = x.empty({count * n * n}, a.dtype);
       const TensorView cm = square_dst(ws.data(), a.dtype, batch, n, true, x.exec());
-      x.copy(a, cm);
-      backend_of(x).syevd(SquareBatch{ws.data(), a.dtype, n, count}, !lower, !eigvals_only,
-                          w.data(), static_cast<int32_t*>(info.data()), x.call());
+      // Real a on the CPU: staged as it is (the backend sees a^T = a, the other triangle). On a
+      // GPU the triangle stays the one asked for: cuSOLVER's speed differs by triangle (potrf:
+      // 2x), and the other one's was not measured for syevd.
+      const bool real = !is_complex(a.dtype) && !x.exec().is_cuda();
+      x.copy(a, real ? square_dst(ws.data(), a.dtype, batch, n, false, x.exec()) : cm);
+      backend_of(x).syevd(SquareBatch{ws.data(), a.dtype, n, count}, real ? lower : !lower,
+                          !eigvals_only, w.data(), static_cast<int32_t*>(info.data()), x.call());
       if (!eigvals_only) x.copy(cm, v.view());
       if (options.check_info) check_converged(x, info);
     }

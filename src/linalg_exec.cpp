@@ -3,6 +3,7 @@
 #include <complex>
 #include <cstring>
 
+#include "backend/cpu/blas_info.h"
 #include "backend/cpu/copy.h"
 #include "backend/cuda_api.h"
 
@@ -21,6 +22,7 @@ LinalgExec::LinalgExec(const char* op, Device data, const linalg::LinalgOptions&
                                  ", the work runs on ", to_string(exec_));
   stream_ = stream_for(exec_);
   backend_ = exec_.is_cuda() ? &cuda::linalg_backend() : &cpu::linalg_backend();
+  if (!exec_.is_cuda()) cpu::warn_blas_core_once();
 }
 
 Stream LinalgExec::stream_for(Device d) const {

@@ -2,10 +2,12 @@
 //
 // Layouts. The input is copied transposed into a column-major workspace (count items of m x n,
 // ld = m), so the backend factors a itself. R is the upper triangle of the factored workspace's
-// first k rows (k = min(m, n)): its leading k x k block is copied into a square workspace whose
-// lower triangle is zeroed there, the rest copied (and zero rows appended in complete mode). Q is
-// generated in its own column-major workspace (m x k, or m x m in complete mode) from the
-// reflectors, then copied to the row-major result. Least-squares right-hand sides are staged
+// first k rows (k = min(m, n)). Where r is square (n = k = rows of r) it is copied straight into
+// the result and zeroed below the diagonal there; otherwise its leading k x k block goes through a
+// square workspace zeroed there, the rest is copied (and zero rows appended in complete mode).
+// Where q has a's shape, Q is generated in place of the reflectors in the factored workspace;
+// otherwise in its own column-major workspace (m x k, or m x m in complete mode). Either is
+// copied to the row-major result. Least-squares right-hand sides are staged
 // column-major with ld = max(m, n), so the backend writes x over b.
 #include <gpula/linalg.h>
 
@@ -108,17 +110,28 @@ QR qr(const TensorView& a, QrMode mode, const LinalgOptions& options, Stream str
     x.copy(a, colmajor(wa.data(), t, batch, m * n, m, 0, 0, m, n, x.exec()));
     Tensor tau = x.empty({count * k}, t);
     be.geqrf(DenseBatch{wa.data(), t, m, n, count}, tau.data(), call);
-    // r: the leading k x k block through a square workspace, zeroed below the diagonal.
-    Tensor wr = x.empty({count * k * k}, t);
-    const TensorView sq = colmajor(wr.data(), t, batch, k * k, k, 0, 0, k, k, x.exec());
-    x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, 0, k, k, x.exec()), sq);
-    x.backend().zero_triangle(SquareBatch{wr.data(), t, k, count}, false, call);
-    x.copy(sq, window(r, 0, 0, k, k));
-    if (n > k)
-      x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, k, k, n - k, x.exec()),
-             window(r, 0, k, k, n - k));
-    if (rk > k) x.zero(window(r, k, 0, rk - k, n));
-    if (want_q) {
+    if (rk == n) {
+      // r is square (n = k = rk): copied straight from the factored workspace, then zeroed
+      // below the diagonal (its upper triangle when read column-major).
+      x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, 0, n, n, x.exec()), r.view());
+      x.backend().zero_triangle(SquareBatch{r.data(), t, n, count}, true, call);
+    } else {
+      // r: the leading k x k block through a square workspace, zeroed below the diagonal.
+      Tensor wr = x.empty({count * k * k}, t);
+      const TensorView sq = colmajor(wr.data(), t, batch, k * k, k, 0, 0, k, k, x.exec());
+      x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, 0, k, k, x.exec()), sq);
+      x.backend().zero_triangle(SquareBatch{wr.data(), t, k, count}, false, call);
+      x.copy(sq, window(r, 0, 0, k, k));
+      if (n > k)
+        x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, k, k, n - k, x.exec()),
+               window(r, 0, k, k, n - k));
+      if (rk > k) x.zero(window(r, k, 0, rk - k, n));
+    }
+    if (want_q && qc == n) {
+      // q has a's shape (reduced with m >= n, or square a): generated in place of the reflectors.
+      be.orgqr(DenseBatch{wa.data(), t, m, n, count}, k, tau.data(), call);
+      x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, 0, m, n, x.exec()), q.view());
+    } else if (want_q) {
       Tensor wq = x.empty({count * m * qc}, t);
       x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, 0, m, k, x.exec()),
              colmajor(wq.data(), t, batch, m * qc, m, 0, 0, m, k, x.exec()));

@@ -166,6 +166,15 @@ TEST(DeviceTest, Basics) {
   const std::string d = describe_devices();
   EXPECT_TRUE(contains(d, "cpu")) << d;
   EXPECT_TRUE(contains(d, "cuda")) << d;
+  // The CPU line names OpenBLAS's version, kernel set and threads; generic kernels on a CPU with
+  // AVX2 come with the OPENBLAS_CORETYPE that would select the fast ones.
+  EXPECT_TRUE(contains(d, "cpu: OpenBLAS ")) << d;
+  EXPECT_TRUE(contains(d, "(core ")) << d;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  EXPECT_EQ(contains(d, "OPENBLAS_CORETYPE="), avx2 && contains(d, "(core Prescott,")) << d;
+#endif
 }
 
 TEST(TensorTest, EmptyOnCpu) {
@@ -277,6 +286,38 @@ TEST(CopyTest, BroadcastSourceWithStrideZero) {
   gpula::copy(all, cm.view);
   for (int64_t i = 0; i < 5; ++i)
     for (int64_t j = 0; j < 2; ++j) EXPECT_EQ(cm.get({i, j}).real(), 2.5);
+}
+
+// A window of one column-major workspace into another (the unit-stride dimension is the same
+// on both sides, >= 8 long): the run-by-run path. Every element size, a batch, a source that
+// broadcasts over the batch, and gaps in the destination left alone.
+TEST(CopyTest, RunsAlongSharedUnitStride) {
+  for (DType t : {DType::f8_e4m3, DType::f16, DType::f32, DType::f64, DType::c128}) {
+    const int64_t es = static_cast<int64_t>(gpula::size_of(t));
+    const int64_t nb = 3, rows = 19, cols = 5, sld = 23, dld = 21;  // rows x cols windows
+    std::vector<unsigned char> src(static_cast<size_t>(nb * sld * cols * es));
+    for (size_t k = 0; k < src.size(); ++k)
+      src[k] = static_cast<unsigned char>((k * 37 + k / 11) & 0xFF);
+    for (bool broadcast : {false, true}) {
+      const Shape ss = {broadcast ? 0 : sld * cols, 1, sld}, ds = {dld * cols, 1, dld};
+      std::vector<unsigned char> dst(static_cast<size_t>(nb * dld * cols * es), 0xEE);
+      TensorView sv{src.data(), t, {nb, rows, cols}, ss, Device::cpu()};
+      TensorView dv{dst.data(), t, {nb, rows, cols}, ds, Device::cpu()};
+      gpula::copy(sv, dv);
+      for (int64_t b = 0; b < nb; ++b)
+        for (int64_t j = 0; j < cols; ++j)
+          for (int64_t i = 0; i < dld; ++i) {
+            const auto* d = &dst[static_cast<size_t>((b * ds[0] + i + j * dld) * es)];
+            if (i >= rows) {  // the gap below each column's window
+              for (int64_t e = 0; e < es; ++e) ASSERT_EQ(d[e], 0xEE);
+              continue;
+            }
+            const auto* sp = &src[static_cast<size_t>((b * ss[0] + i + j * sld) * es)];
+            ASSERT_EQ(std::memcmp(sp, d, static_cast<size_t>(es)), 0)
+                << gpula::name(t) << " at " << b << "," << i << "," << j;
+          }
+    }
+  }
 }
 
 TEST(CopyTest, ScalarsAndEmpty) {

@@ -47,7 +47,9 @@ class LinalgQrCpu : public ::testing::TestWithParam<QrParam> {};
 TEST_P(LinalgQrCpu, EveryModeAndShape) {
   const auto [t, layout] = GetParam();
   const double tol = 100 * eps_of(t);
-  const int64_t dims[][2] = {{6, 4}, {4, 6}, {5, 5}, {1, 1}, {7, 1}, {1, 7}};
+  // Past 8 rows and columns too, where the host copies take their run and tiled paths.
+  const int64_t dims[][2] = {{6, 4}, {4, 6},   {5, 5},   {1, 1},  {7, 1},
+                             {1, 7}, {40, 33}, {33, 40}, {37, 37}};
   for (const Shape& batch : {Shape{}, Shape{3}, Shape{2, 2}})
     for (const auto& d : dims) {
       const int64_t m = d[0], n = d[1], k = std::min(m, n);
@@ -72,6 +74,13 @@ TEST_P(LinalgQrCpu, EveryModeAndShape) {
           continue;
         }
         EXPECT_EQ(f.q.shape(), with(batch, {m, mode == la::QrMode::complete ? m : k}));
+        if (mode == la::QrMode::complete) {
+          // Its first k rows are the reduced r (same factorization; r square or not).
+          la::QR red = la::qr(a.view);
+          core_test::for_each_index(red.r.shape(), [&](const Shape& i) {
+            EXPECT_EQ(at(f.r.view(), i), at(red.r.view(), i));
+          });
+        }
         const TensorView qv = f.q.view();
         const auto e = linalg_qr_test::qr_errors(a.view, &qv, f.r.view());
         EXPECT_LT(e.orth, tol);

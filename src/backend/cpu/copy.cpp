@@ -113,6 +113,50 @@ bool tiled_transpose(const TensorView& src, const TensorView& dst) {
   }
 }
 
+// Non-transposing strided copies (a dimension of unit stride on both sides, as in a column-major
+// window into another column-major workspace): one memcpy per run along that dimension, the runs
+// spread over OpenMP threads. False where no such dimension, at least 8 long, exists.
+bool run_copy(const TensorView& src, const TensorView& dst) {
+  const Shape& shape = dst.shape;
+  std::size_t u = shape.size();
+  for (std::size_t k = 0; k < shape.size(); ++k)
+    if (shape[k] >= 8 && src.strides[k] == 1 && dst.strides[k] == 1) u = k;
+  if (u == shape.size()) return false;
+  Shape outer_shape, outer_ss, outer_ds;
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (k == u) continue;
+    outer_shape.push_back(shape[k]);
+    outer_ss.push_back(src.strides[k]);
+    outer_ds.push_back(dst.strides[k]);
+  }
+  std::vector<std::pair<int64_t, int64_t>> runs;  // (src, dst) element offsets of each run
+  if (outer_shape.empty()) {
+    runs.emplace_back(0, 0);
+  } else {
+    for_each_offset(outer_shape, outer_ss, outer_ds,
+                    [&](int64_t o1, int64_t o2) { runs.emplace_back(o1, o2); });
+  }
+  const int64_t es = static_cast<int64_t>(size_of(dst.dtype)), len = shape[u] * es;
+  const int64_t count = static_cast<int64_t>(runs.size());
+  auto* s = static_cast<const char*>(src.data);
+  auto* d = static_cast<char*>(dst.data);
+#pragma omp parallel for schedule(static) if (count * len > (1 << 20))
+  for (int64_t r = 0; r < count; ++r) {
+    const auto [os, od] = runs[static_cast<std::size_t>(r)];
+    std::memcpy(d + od * es, s + os * es, static_cast<std::size_t>(len));
+  }
+  return true;
+}
+
+// Element by element (what no faster path above covers), with a fixed-size copy per element.
+template <class T>
+void element_copy(const TensorView& src, const TensorView& dst) {
+  auto* s = static_cast<const T*>(src.data);
+  auto* d = static_cast<T*>(dst.data);
+  for_each_offset(dst.shape, src.strides, dst.strides,
+                  [&](int64_t os, int64_t od) { d[od] = s[os]; });
+}
+
 }  // namespace
 
 void copy(const TensorView& src, const TensorView& dst) {
@@ -121,12 +165,27 @@ void copy(const TensorView& src, const TensorView& dst) {
     std::memmove(dst.data, src.data, es * dst.numel());
     return;
   }
-  if (dst.numel() > 0 && tiled_transpose(src, dst)) return;
-  auto* s = static_cast<const char*>(src.data);
-  auto* d = static_cast<char*>(dst.data);
-  for_each_offset(dst.shape, src.strides, dst.strides, [&](int64_t os, int64_t od) {
-    std::memcpy(d + od * static_cast<int64_t>(es), s + os * static_cast<int64_t>(es), es);
-  });
+  if (dst.numel() == 0) return;
+  if (run_copy(src, dst) || tiled_transpose(src, dst)) return;
+  switch (es) {
+    case 1:
+      return element_copy<uint8_t>(src, dst);
+    case 2:
+      return element_copy<uint16_t>(src, dst);
+    case 4:
+      return element_copy<uint32_t>(src, dst);
+    case 8:
+      return element_copy<uint64_t>(src, dst);
+    case 16:
+      return element_copy<Bytes16>(src, dst);
+    default: {
+      auto* s = static_cast<const char*>(src.data);
+      auto* d = static_cast<char*>(dst.data);
+      for_each_offset(dst.shape, src.strides, dst.strides, [&](int64_t os, int64_t od) {
+        std::memcpy(d + od * static_cast<int64_t>(es), s + os * static_cast<int64_t>(es), es);
+      });
+    }
+  }
 }
 
 void fill_zero(const TensorView& dst) {
