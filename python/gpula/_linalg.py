@@ -253,7 +253,8 @@ def solve(
         refine: iterative refinement on a GPU for assume_a="gen": None (off); "rbt" (random
             butterfly transformation, LU without pivoting, refinement in working precision
             until ``||b - a x||_1 <= sqrt(n) eps ||a||_1 ||x||_1``; falls back to pivoted LU
-            where that fails, e.g. for singular ``a``); "auto" (the fastest that reaches
+            where that fails, e.g. for singular ``a``; synchronizes once per refinement step,
+            also with ``check_info=False``); "auto" (the fastest that reaches
             working precision: "rbt" for n >= 512 on a GPU, else the plain solve); or a lower
             inner precision through cuSOLVER IRS: "f32", "tf32", "f16", "bf16". The CPU
             accepts every value and solves in working precision.
