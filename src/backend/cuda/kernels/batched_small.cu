@@ -31,6 +31,7 @@
 #include <type_traits>
 
 #include "backend/cuda/kernels/batched_small.h"
+#include "backend/cuda/kernels/scalar.cuh"
 
 namespace gpula::detail::cuda {
 namespace {
@@ -39,89 +40,6 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr int kThreads = 128;
 constexpr size_t kMaxShared = 48 * 1024;  // the default per-block limit: no opt-in needed
 constexpr int64_t kMaxBlocks = int64_t{1} << 20;
-
-// ---- scalars: float, double and the complex Cx<float>, Cx<double> -----------------------------
-
-template <class R>
-struct alignas(2 * sizeof(R)) Cx {
-  R re, im;
-};
-
-template <class T>
-struct RealOf {
-  using type = T;
-};
-template <class R>
-struct RealOf<Cx<R>> {
-  using type = R;
-};
-template <class T>
-using real_t = typename RealOf<T>::type;
-
-template <class R>
-__device__ Cx<R> operator*(Cx<R> a, Cx<R> b) {
-  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-}
-template <class R>
-__device__ Cx<R> operator*(Cx<R> a, R s) {
-  return {a.re * s, a.im * s};
-}
-template <class R>
-__device__ Cx<R>& operator-=(Cx<R>& a, Cx<R> b) {
-  a.re -= b.re;
-  a.im -= b.im;
-  return a;
-}
-
-__device__ float conj_of(float x) { return x; }
-__device__ double conj_of(double x) { return x; }
-template <class R>
-__device__ Cx<R> conj_of(Cx<R> a) {
-  return {a.re, -a.im};
-}
-
-__device__ float real_of(float x) { return x; }
-__device__ double real_of(double x) { return x; }
-template <class R>
-__device__ R real_of(Cx<R> a) {
-  return a.re;
-}
-
-// LAPACK's pivot measure (i?amax): |x|, or |re| + |im|.
-__device__ float abs1(float x) { return fabsf(x); }
-__device__ double abs1(double x) { return fabs(x); }
-template <class R>
-__device__ R abs1(Cx<R> a) {
-  return fabs(a.re) + fabs(a.im);
-}
-
-__device__ bool is_zero(float x) { return x == 0.0f; }
-__device__ bool is_zero(double x) { return x == 0.0; }
-template <class R>
-__device__ bool is_zero(Cx<R> a) {
-  return a.re == R(0) && a.im == R(0);
-}
-
-template <class T>
-__device__ T from_real(real_t<T> x) {
-  if constexpr (std::is_same_v<T, real_t<T>>)
-    return x;
-  else
-    return T{x, real_t<T>(0)};
-}
-
-__device__ float divide(float a, float b) { return a / b; }
-__device__ double divide(double a, double b) { return a / b; }
-// Smith's complex division: no overflow of |b|^2 on the way.
-template <class R>
-__device__ Cx<R> divide(Cx<R> a, Cx<R> b) {
-  if (fabs(b.re) >= fabs(b.im)) {
-    const R r = b.im / b.re, den = b.re + b.im * r;
-    return {(a.re + a.im * r) / den, (a.im - a.re * r) / den};
-  }
-  const R r = b.re / b.im, den = b.im + b.re * r;
-  return {(a.re * r + a.im) / den, (a.im * r - a.re) / den};
-}
 
 // The value of thread `src` of this thread's group of g.
 template <class T>
@@ -422,21 +340,6 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // ---- launchers ------------------------------------------------------------------------------
-
-template <class F>
-cudaError_t with_type(ElemType t, F&& f) {
-  switch (t) {
-    case ElemType::f32:
-      return f(float{});
-    case ElemType::f64:
-      return f(double{});
-    case ElemType::c64:
-      return f(Cx<float>{});
-    case ElemType::c128:
-      return f(Cx<double>{});
-  }
-  return cudaErrorInvalidValue;
-}
 
 struct Grid {
   Tile tile;

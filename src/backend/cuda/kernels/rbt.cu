@@ -1,55 +1,14 @@
-#include <cuComplex.h>
-
 #include <cmath>
 #include <type_traits>
 
 #include "backend/cuda/kernels/rbt.h"
+#include "backend/cuda/kernels/scalar.cuh"
 
 namespace gpula::detail::cuda {
 namespace {
 
 constexpr int kThreads = 256;
 constexpr double kHalf = 0.5;  // (1/sqrt 2)^2: the two butterfly levels' scale
-
-// Element arithmetic shared by the real and complex types (butterfly weights are real).
-__device__ inline float add(float a, float b) { return a + b; }
-__device__ inline double add(double a, double b) { return a + b; }
-__device__ inline cuFloatComplex add(cuFloatComplex a, cuFloatComplex b) { return cuCaddf(a, b); }
-__device__ inline cuDoubleComplex add(cuDoubleComplex a, cuDoubleComplex b) { return cuCadd(a, b); }
-__device__ inline float sub(float a, float b) { return a - b; }
-__device__ inline double sub(double a, double b) { return a - b; }
-__device__ inline cuFloatComplex sub(cuFloatComplex a, cuFloatComplex b) { return cuCsubf(a, b); }
-__device__ inline cuDoubleComplex sub(cuDoubleComplex a, cuDoubleComplex b) { return cuCsub(a, b); }
-__device__ inline float scale(float a, float s) { return a * s; }
-__device__ inline double scale(double a, double s) { return a * s; }
-__device__ inline cuFloatComplex scale(cuFloatComplex a, float s) {
-  return make_cuFloatComplex(a.x * s, a.y * s);
-}
-__device__ inline cuDoubleComplex scale(cuDoubleComplex a, double s) {
-  return make_cuDoubleComplex(a.x * s, a.y * s);
-}
-__device__ inline double magnitude(float a) { return fabs(static_cast<double>(a)); }
-__device__ inline double magnitude(double a) { return fabs(a); }
-__device__ inline double magnitude(cuFloatComplex a) { return hypot(double(a.x), double(a.y)); }
-__device__ inline double magnitude(cuDoubleComplex a) { return hypot(a.x, a.y); }
-template <class T, class R>
-__device__ inline T real_value(R v);
-template <>
-__device__ inline float real_value<float, float>(float v) {
-  return v;
-}
-template <>
-__device__ inline double real_value<double, double>(double v) {
-  return v;
-}
-template <>
-__device__ inline cuFloatComplex real_value<cuFloatComplex, float>(float v) {
-  return make_cuFloatComplex(v, 0.0f);
-}
-template <>
-__device__ inline cuDoubleComplex real_value<cuDoubleComplex, double>(double v) {
-  return make_cuDoubleComplex(v, 0.0);
-}
 
 // The weights of one quad: rows (or columns) a, a + q, a + h, a + h + q take part together.
 template <class R>
@@ -74,26 +33,24 @@ struct Quad {
 template <class T, class R>
 __device__ inline void butterfly_t(T m[4], const Quad<R>& w) {
   const R f = static_cast<R>(kHalf);
-  const T p0 = scale(add(m[0], m[1]), w.r1), p1 = scale(sub(m[0], m[1]), w.s1);
-  const T p2 = scale(add(m[2], m[3]), w.r2), p3 = scale(sub(m[2], m[3]), w.s2);
-  m[0] = scale(add(p0, p2), w.r0a * f);
-  m[2] = scale(sub(p0, p2), w.s0a * f);
-  m[1] = scale(add(p1, p3), w.r0aq * f);
-  m[3] = scale(sub(p1, p3), w.s0aq * f);
+  const T p0 = (m[0] + m[1]) * w.r1, p1 = (m[0] - m[1]) * w.s1;
+  const T p2 = (m[2] + m[3]) * w.r2, p3 = (m[2] - m[3]) * w.s2;
+  m[0] = (p0 + p2) * (w.r0a * f);
+  m[2] = (p0 - p2) * (w.s0a * f);
+  m[1] = (p1 + p3) * (w.r0aq * f);
+  m[3] = (p1 - p3) * (w.s0aq * f);
 }
 
 // y <- V y on the quad: B0, then B1/B2.
 template <class T, class R>
 __device__ inline void butterfly(T y[4], const Quad<R>& w) {
   const R f = static_cast<R>(kHalf);
-  const T z0 = add(scale(y[0], w.r0a), scale(y[2], w.s0a));
-  const T z2 = sub(scale(y[0], w.r0a), scale(y[2], w.s0a));
-  const T z1 = add(scale(y[1], w.r0aq), scale(y[3], w.s0aq));
-  const T z3 = sub(scale(y[1], w.r0aq), scale(y[3], w.s0aq));
-  y[0] = scale(add(scale(z0, w.r1), scale(z1, w.s1)), f);
-  y[1] = scale(sub(scale(z0, w.r1), scale(z1, w.s1)), f);
-  y[2] = scale(add(scale(z2, w.r2), scale(z3, w.s2)), f);
-  y[3] = scale(sub(scale(z2, w.r2), scale(z3, w.s2)), f);
+  const T z0 = y[0] * w.r0a + y[2] * w.s0a, z2 = y[0] * w.r0a - y[2] * w.s0a;
+  const T z1 = y[1] * w.r0aq + y[3] * w.s0aq, z3 = y[1] * w.r0aq - y[3] * w.s0aq;
+  y[0] = (z0 * w.r1 + z1 * w.s1) * f;
+  y[1] = (z0 * w.r1 - z1 * w.s1) * f;
+  y[2] = (z2 * w.r2 + z3 * w.s2) * f;
+  y[3] = (z2 * w.r2 - z3 * w.s2) * f;
 }
 
 __device__ inline int64_t quad_row(int64_t a, int i, int64_t N) {
@@ -115,7 +72,7 @@ __global__ void rbt_matrix_kernel(const T* a, int64_t n, T* w, int64_t N, const 
       const int64_t c = quad_row(ca, j, N);
       for (int i = 0; i < 4; ++i) {
         const int64_t r = quad_row(ra, i, N);
-        m[j][i] = (r < n && c < n) ? a[r + c * n] : real_value<T, R>(r == c ? p : R(0));
+        m[j][i] = (r < n && c < n) ? a[r + c * n] : from_real<T>(r == c ? p : R(0));
       }
       butterfly_t(m[j], wr);
     }
@@ -138,7 +95,7 @@ __global__ void rbt_left_kernel(const T* b, int64_t n, int64_t k, T* out, int64_
     T m[4];
     for (int i = 0; i < 4; ++i) {
       const int64_t r = quad_row(ra, i, N);
-      m[i] = r < n ? b[r + j * n] : real_value<T, R>(R(0));
+      m[i] = r < n ? b[r + j * n] : from_real<T>(R(0));
     }
     butterfly_t(m, w);
     for (int i = 0; i < 4; ++i) out[quad_row(ra, i, N) + j * N] = m[i];
@@ -158,7 +115,7 @@ __global__ void rbt_right_kernel(const T* y, int64_t N, int64_t k, T* x, int64_t
     butterfly(m, w);
     for (int i = 0; i < 4; ++i) {
       const int64_t r = quad_row(ra, i, N);
-      if (r < n) x[r + j * n] = accumulate ? add(x[r + j * n], m[i]) : m[i];
+      if (r < n) x[r + j * n] = accumulate ? x[r + j * n] + m[i] : m[i];
     }
   }
 }
@@ -168,7 +125,8 @@ template <class T>
 __device__ double column_abs_sum(const T* v, int64_t rows) {
   __shared__ double part[kThreads];
   double s = 0;
-  for (int64_t i = threadIdx.x; i < rows; i += blockDim.x) s += magnitude(v[i]);
+  for (int64_t i = threadIdx.x; i < rows; i += blockDim.x)
+    s += static_cast<double>(magnitude(v[i]));
   part[threadIdx.x] = s;
   __syncthreads();
   for (int w = kThreads / 2; w > 0; w /= 2) {
@@ -219,7 +177,7 @@ __global__ void pivot_check_kernel(const T* w, int64_t N, double rel, RefineChec
   __syncthreads();
   double mn = INFINITY, mx = 0;
   for (int64_t k = threadIdx.x; k < N; k += blockDim.x) {
-    const double v = magnitude(w[k + k * N]);
+    const double v = static_cast<double>(magnitude(w[k + k * N]));
     if (!isfinite(v)) bad = 1;
     mn = fmin(mn, v);
     mx = fmax(mx, v);
@@ -243,25 +201,6 @@ unsigned grid_x(int64_t v) {
   return static_cast<unsigned>(v < 65535 * 16 ? (v < 1 ? 1 : v) : 65535 * 16);
 }
 
-// Calls f with (T*, R*) null pointers of the element type t and its real type.
-template <class F>
-void visit(ElemType t, F&& f) {
-  switch (t) {
-    case ElemType::f32:
-      f(static_cast<float*>(nullptr), static_cast<float*>(nullptr));
-      break;
-    case ElemType::f64:
-      f(static_cast<double*>(nullptr), static_cast<double*>(nullptr));
-      break;
-    case ElemType::c64:
-      f(static_cast<cuFloatComplex*>(nullptr), static_cast<float*>(nullptr));
-      break;
-    case ElemType::c128:
-      f(static_cast<cuDoubleComplex*>(nullptr), static_cast<double*>(nullptr));
-      break;
-  }
-}
-
 }  // namespace
 
 cudaError_t launch_rbt_matrix(const void* a, ElemType t, int64_t n, void* w, int64_t N,
@@ -269,77 +208,77 @@ cudaError_t launch_rbt_matrix(const void* a, ElemType t, int64_t n, void* w, int
                               cudaStream_t stream) {
   if (N == 0) return cudaSuccess;
   const dim3 grid(quad_blocks(N), grid_y(N / 4));
-  visit(t, [&](auto* tp, auto* rp) {
-    using T = std::remove_pointer_t<decltype(tp)>;
-    using R = std::remove_pointer_t<decltype(rp)>;
+  return with_type(t, [&](auto v) {
+    using T = decltype(v);
+    using R = real_t<T>;
     rbt_matrix_kernel<T, R><<<grid, kThreads, 0, stream>>>(
         static_cast<const T*>(a), n, static_cast<T*>(w), N, static_cast<const R*>(wu),
         static_cast<const R*>(wv), static_cast<const R*>(anorm));
+    return cudaGetLastError();
   });
-  return cudaGetLastError();
 }
 
 cudaError_t launch_rbt_left(const void* b, ElemType t, int64_t n, int64_t k, void* out, int64_t N,
                             const void* wu, cudaStream_t stream) {
   if (N == 0 || k == 0) return cudaSuccess;
   const dim3 grid(quad_blocks(N), grid_y(k));
-  visit(t, [&](auto* tp, auto* rp) {
-    using T = std::remove_pointer_t<decltype(tp)>;
-    using R = std::remove_pointer_t<decltype(rp)>;
+  return with_type(t, [&](auto v) {
+    using T = decltype(v);
+    using R = real_t<T>;
     rbt_left_kernel<T, R><<<grid, kThreads, 0, stream>>>(
         static_cast<const T*>(b), n, k, static_cast<T*>(out), N, static_cast<const R*>(wu));
+    return cudaGetLastError();
   });
-  return cudaGetLastError();
 }
 
 cudaError_t launch_rbt_right(const void* y, ElemType t, int64_t N, int64_t k, void* x, int64_t n,
                              const void* wv, bool accumulate, cudaStream_t stream) {
   if (N == 0 || k == 0) return cudaSuccess;
   const dim3 grid(quad_blocks(N), grid_y(k));
-  visit(t, [&](auto* tp, auto* rp) {
-    using T = std::remove_pointer_t<decltype(tp)>;
-    using R = std::remove_pointer_t<decltype(rp)>;
+  return with_type(t, [&](auto v) {
+    using T = decltype(v);
+    using R = real_t<T>;
     rbt_right_kernel<T, R><<<grid, kThreads, 0, stream>>>(static_cast<const T*>(y), N, k,
                                                           static_cast<T*>(x), n,
                                                           static_cast<const R*>(wv), accumulate);
+    return cudaGetLastError();
   });
-  return cudaGetLastError();
 }
 
 cudaError_t launch_norm1(const void* a, ElemType t, int64_t rows, int64_t cols, void* out,
                          cudaStream_t stream) {
   if (rows == 0 || cols == 0) return cudaSuccess;
-  visit(t, [&](auto* tp, auto* rp) {
-    using T = std::remove_pointer_t<decltype(tp)>;
-    using R = std::remove_pointer_t<decltype(rp)>;
+  return with_type(t, [&](auto v) {
+    using T = decltype(v);
+    using R = real_t<T>;
     norm1_kernel<T, R><<<grid_x(cols), kThreads, 0, stream>>>(static_cast<const T*>(a), rows, cols,
                                                               static_cast<R*>(out));
+    return cudaGetLastError();
   });
-  return cudaGetLastError();
 }
 
 cudaError_t launch_refine_check(const void* r, const void* x, ElemType t, int64_t n, int64_t k,
                                 const void* anorm, double tol, RefineCheck* out,
                                 cudaStream_t stream) {
   if (k == 0) return cudaSuccess;
-  visit(t, [&](auto* tp, auto* rp) {
-    using T = std::remove_pointer_t<decltype(tp)>;
-    using R = std::remove_pointer_t<decltype(rp)>;
+  return with_type(t, [&](auto v) {
+    using T = decltype(v);
+    using R = real_t<T>;
     refine_check_kernel<T, R>
         <<<grid_x(k), kThreads, 0, stream>>>(static_cast<const T*>(r), static_cast<const T*>(x), n,
                                              k, static_cast<const R*>(anorm), tol, out);
+    return cudaGetLastError();
   });
-  return cudaGetLastError();
 }
 
 cudaError_t launch_pivot_check(const void* w, ElemType t, int64_t N, double rel, RefineCheck* out,
                                cudaStream_t stream) {
   if (N == 0) return cudaSuccess;
-  visit(t, [&](auto* tp, auto*) {
-    using T = std::remove_pointer_t<decltype(tp)>;
+  return with_type(t, [&](auto v) {
+    using T = decltype(v);
     pivot_check_kernel<T><<<1, kThreads, 0, stream>>>(static_cast<const T*>(w), N, rel, out);
+    return cudaGetLastError();
   });
-  return cudaGetLastError();
 }
 
 }  // namespace gpula::detail::cuda
