@@ -6,7 +6,7 @@
                                 [--results-dir DIR]
 
 Cases (the targets of the dense linear-algebra issue; sizes shrink with --quick):
-  cholesky  n=8192 fp64                      gpula / torch / cupy
+  cholesky  n=8192 and 4096 fp64             gpula / torch / cupy; factor error ||A - L L^T|| / ||A||
   solve     n=8192 fp64 nrhs=16              gpula refine="auto" (RBT) and plain LU / torch / cupy;
                                              order sweep n=512..2048: RBT vs LU vs torch;
             backward error ||b - A x|| / (||A|| ||x|| + ||b||), in float64
@@ -119,21 +119,18 @@ def decaying(torch, n, dtype, sym):
 def case_cholesky(gl, torch, cp, n, reps):
     a = spd(torch, n, torch.float64)
     name = f"cholesky n={n} fp64"
-    safe(
-        name, "gpula", lambda: add(name, "gpula", gpu_time(lambda: gl.linalg.cholesky(a), reps)[0])
-    )
-    safe(
-        name,
-        "torch",
-        lambda: add(name, "torch", gpu_time(lambda: torch.linalg.cholesky(a), reps)[0]),
-    )
+
+    def one(impl, fn):
+        ms, l = gpu_time(fn, reps)
+        l = l if isinstance(l, torch.Tensor) else torch.from_dlpack(l)
+        err = float(torch.linalg.matrix_norm(a - l @ l.mT) / torch.linalg.matrix_norm(a))
+        add(name, impl, ms, factor_error=err)
+
+    safe(name, "gpula", lambda: one("gpula", lambda: gl.linalg.cholesky(a)))
+    safe(name, "torch", lambda: one("torch", lambda: torch.linalg.cholesky(a)))
     if cp is not None:
         ac = cp.asarray(a)
-        safe(
-            name,
-            "cupy",
-            lambda: add(name, "cupy", gpu_time(lambda: cp.linalg.cholesky(ac), reps)[0]),
-        )
+        safe(name, "cupy", lambda: one("cupy", lambda: cp.linalg.cholesky(ac)))
 
 
 def backward_error(torch, a, x, b):
@@ -469,6 +466,13 @@ def ms_of(case_prefix, impl):
     return None
 
 
+def cholesky_note():
+    g, p = ms_of("cholesky n=", "gpula"), ms_of("cholesky n=", "torch")
+    if g is None or p is None or "factor_error" not in g:
+        return ""
+    return f"factor error {g['factor_error']:.1e} vs {p['factor_error']:.1e}"
+
+
 def summary_lines():
     L = [
         "dense linalg (ratio = peer time / gpula time; > 1: gpula faster; targets reported, not asserted):"
@@ -491,7 +495,11 @@ def summary_lines():
         ms_of("cholesky n=", "torch"),
         ">=1.00x",
         lambda r, g, p: r >= 1.0,
+        note=cholesky_note(),
     )
+    g4, p4 = ms_of("cholesky n=4096", "gpula"), ms_of("cholesky n=4096", "torch")
+    if g4 is not None and p4 is not None:
+        L.append(f"    cholesky n=4096: gpula {g4['ms']:.2f} ms, torch {p4['ms']:.2f} ms")
     g, p, lu = (
         ms_of("solve n=8192", "gpula refine=auto"),
         ms_of("solve n=8192", "torch"),
@@ -648,7 +656,7 @@ def main(argv=None):
         dev = torch.cuda.get_device_name()
         log(f"GPU: {dev}")
         gpu = [
-            ("cholesky", lambda: case_cholesky(gl, torch, cp, 1024 if q else 8192, reps)),
+            ("cholesky", lambda: [case_cholesky(gl, torch, cp, n, reps) for n in ((1024,) if q else (8192, 4096))]),
             ("solve", lambda: case_solve(gl, torch, cp, 1024 if q else 8192, reps)),
             ("svd", lambda: case_svd(gl, torch, cp, 512 if q else 4096, reps)),
             ("svdk", lambda: case_svdk(gl, torch, cp, 512 if q else 4096, 64, reps)),
