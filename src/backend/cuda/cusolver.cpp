@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "backend/cuda/check.h"
-#include "backend/cuda/cholesky_recursive.h"
 #include "backend/cuda/context.h"
 #include "backend/cuda/cusolver_common.h"
 #include "backend/cuda/kernels/batched_small.h"
@@ -145,13 +144,6 @@ class CudaLinalg final : public LinalgBackend {
       Tensor p = pointers(a, c);
       calls::potrf_batched(h, a.dtype, upper, to_int(a.n, c, "n"), ptrs(p), info,
                            to_int(a.count, c, "batch"), c.op);
-      return;
-    }
-    if (a.n >= kRecursiveCholeskyMinN) {
-      note(c, cat("gpula recursive potrf (cuBLAS trsm and syrk/herk, Xpotrf leaves of order <= ",
-                  kCholeskyLeafMaxN, "): ", a.count, " x order ", a.n));
-      for (int64_t b = 0; b < a.count; ++b)
-        potrf_recursive(a.dtype, upper, a.n, item(a, b), info + b, c);
       return;
     }
     note(c, cat("cusolverDnXpotrf: ", a.count, " x order ", a.n));

@@ -145,39 +145,6 @@ void trsm(cublasHandle_t h, DType t, cublasSideMode_t side, cublasFillMode_t upl
   }
 }
 
-void herk(cublasHandle_t h, DType t, cublasFillMode_t uplo, cublasOperation_t trans, int64_t n,
-          int64_t k, double alpha, const void* a, int64_t lda, double beta, void* c, int64_t ldc,
-          const char* op) {
-  if (n == 0) return;
-  const cublasOperation_t real_trans = trans == CUBLAS_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T;
-  switch (t) {
-    case DType::f32: {
-      const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-      GPULA_CHECK(op, cublasSsyrk_64(h, uplo, real_trans, n, k, &al, static_cast<const float*>(a),
-                                     lda, &be, static_cast<float*>(c), ldc));
-      break;
-    }
-    case DType::f64:
-      GPULA_CHECK(op, cublasDsyrk_64(h, uplo, real_trans, n, k, &alpha,
-                                     static_cast<const double*>(a), lda, &beta,
-                                     static_cast<double*>(c), ldc));
-      break;
-    case DType::c64: {
-      const float al = static_cast<float>(alpha), be = static_cast<float>(beta);
-      GPULA_CHECK(op, cublasCherk_64(h, uplo, trans, n, k, &al, static_cast<const cuComplex*>(a),
-                                     lda, &be, static_cast<cuComplex*>(c), ldc));
-      break;
-    }
-    case DType::c128:
-      GPULA_CHECK(op, cublasZherk_64(h, uplo, trans, n, k, &alpha,
-                                     static_cast<const cuDoubleComplex*>(a), lda, &beta,
-                                     static_cast<cuDoubleComplex*>(c), ldc));
-      break;
-    default:
-      bad_type(op, t);
-  }
-}
-
 void gemm(cublasHandle_t h, DType t, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
           int64_t lda, const void* b, int64_t ldb, double beta, void* c, int64_t ldc,
           const char* op) {

@@ -24,12 +24,6 @@ void trsm_batched(cublasHandle_t h, DType t, cublasSideMode_t side, cublasFillMo
 void trsm(cublasHandle_t h, DType t, cublasSideMode_t side, cublasFillMode_t uplo,
           cublasOperation_t trans, int64_t m, int64_t n, const void* a, int64_t lda, void* b,
           int64_t ldb, const char* op, cublasDiagType_t diag = CUBLAS_DIAG_NON_UNIT);
-// c = alpha op(a) op(a)^H + beta c on the `uplo` triangle of the n x n c (op(a) n x k; trans
-// N or C) through cublas<t>syrk_64 (real, C read as T) or cublas<t>herk_64 (complex); alpha,
-// beta real.
-void herk(cublasHandle_t h, DType t, cublasFillMode_t uplo, cublasOperation_t trans, int64_t n,
-          int64_t k, double alpha, const void* a, int64_t lda, double beta, void* c, int64_t ldc,
-          const char* op);
 // c = alpha a b + beta c (no transposes; alpha, beta real) through cublasGemmEx_64 in the data's
 // own precision (COMPUTE_32F / COMPUTE_64F: never TF32).
 void gemm(cublasHandle_t h, DType t, int64_t m, int64_t n, int64_t k, double alpha, const void* a,

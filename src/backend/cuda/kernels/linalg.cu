@@ -35,10 +35,6 @@ __global__ void zero_triangle_kernel(T* a, int64_t n, int64_t total, bool upper)
   }
 }
 
-__global__ void merge_info_kernel(int32_t* total, const int32_t* part, int64_t offset) {
-  if (*total == 0 && *part != 0) *total = static_cast<int32_t>(offset + *part);
-}
-
 template <class T>
 __global__ void mirror_triangle_kernel(T* a, int64_t n, int64_t total, bool from_upper) {
   const int64_t nn = n * n;
@@ -242,12 +238,6 @@ cudaError_t launch_zero_triangle(void* a, int elem_size, int64_t n, int64_t coun
     default:
       return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
-}
-
-cudaError_t launch_merge_info(int32_t* total, const int32_t* part, int64_t offset,
-                              cudaStream_t stream) {
-  merge_info_kernel<<<1, 1, 0, stream>>>(total, part, offset);
   return cudaGetLastError();
 }
 

@@ -19,10 +19,6 @@ cudaError_t launch_zero_triangle(void* a, int elem_size, int64_t n, int64_t coun
 // without conjugation.
 cudaError_t launch_mirror_triangle(void* a, int elem_size, int64_t n, int64_t count,
                                    bool from_upper, cudaStream_t stream);
-// *total = offset + *part where *total is still 0 and *part is not (the first failing piece
-// of a factorization done in pieces sets LAPACK's info of the whole); one thread.
-cudaError_t launch_merge_info(int32_t* total, const int32_t* part, int64_t offset,
-                              cudaStream_t stream);
 cudaError_t launch_set_identity(void* a, ElemType t, int64_t n, int64_t count, cudaStream_t stream);
 // out[i] = in[i] + delta for pivots of n x n matrices (int32 or int64 each side; in may equal
 // out). The output range is [1, n] for delta >= 0 and [1 + delta, n + delta] for delta < 0
