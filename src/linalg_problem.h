@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "format.h"
+
 namespace gpula::detail {
 
 // `count` n x n matrices, contiguous, column-major: element (i, j) of item b is at
@@ -80,6 +82,14 @@ class LinalgBackend {
 
   // Zeroes the strict upper (`upper`) or strict lower triangle.
   virtual void zero_triangle(const SquareBatch& a, bool upper, const LinalgCall& c) const = 0;
+  // dst[c, r] = src[r, c] for row-major items, on src's triangle c >= r (`src_upper`) or
+  // c <= r, diagonal included; src's other triangle is never read; dst's other triangle is
+  // zeroed (`zero_rest`) or left alone. dst holds src.count items of the same order. Only the
+  // GPU's cholesky staging calls it (the CPU factors a plain copy in place).
+  virtual void transpose_triangle(const SquareBatch& /*src*/, void* /*dst*/, bool /*src_upper*/,
+                                  bool /*zero_rest*/, const LinalgCall& c) const {
+    throw_error<NotSupported>(c.op, "transpose_triangle is a GPU backend step");
+  }
   // p[i] += delta for `count` pivots of n x n matrices. The result must lie in [1, n] when
   // delta >= 0 (to LAPACK's 1-based pivots) and in [1 + delta, n + delta] when delta < 0
   // (delta = -1: to scipy's 0-based ones, where 0 is a valid pivot); entries that end outside

@@ -401,6 +401,12 @@ class CudaLinalg final : public LinalgBackend {
                                            upper, raw(c)));
   }
 
+  void transpose_triangle(const SquareBatch& src, void* dst, bool src_upper, bool zero_rest,
+                          const LinalgCall& c) const override {
+    GPULA_CHECK(c.op, launch_transpose_triangle(src.data, dst, static_cast<int>(size_of(src.dtype)),
+                                                src.n, src.count, src_upper, zero_rest, raw(c)));
+  }
+
   void shift_pivots(int32_t* p, int64_t count, int64_t n, int32_t delta, int32_t* bad,
                     const LinalgCall& c) const override {
     GPULA_CHECK(c.op, launch_convert_pivots(p, false, p, false, count, n, delta, bad, raw(c)));

@@ -1,5 +1,6 @@
 #include <cuComplex.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "backend/cuda/kernels/linalg.h"
@@ -32,6 +33,33 @@ __global__ void zero_triangle_kernel(T* a, int64_t n, int64_t total, bool upper)
   GPULA_GRID_LOOP(e, total) {
     const int64_t r = e % nn, i = r % n, j = r / n;
     if (upper ? i < j : i > j) a[e] = T{};
+  }
+}
+
+constexpr int kTile = 32, kTileRows = 8;
+
+template <class T>
+__global__ void transpose_triangle_kernel(const T* __restrict__ src, T* __restrict__ dst, int64_t n,
+                                          int64_t tiles, int64_t count, bool src_upper,
+                                          bool zero_rest) {
+  __shared__ T tile[kTile][kTile + 1];
+  const int64_t r0 = blockIdx.x / tiles * kTile, c0 = blockIdx.x % tiles * kTile;
+  const bool touches = src_upper ? c0 + kTile - 1 >= r0 : c0 <= r0 + kTile - 1;
+  if (!touches && !zero_rest) return;
+  auto in = [&](int64_t r, int64_t c) { return src_upper ? c >= r : c <= r; };
+  for (int64_t b = blockIdx.y; b < count; b += gridDim.y) {
+    const T* s = src + b * n * n;
+    T* d = dst + b * n * n;
+    for (int j = threadIdx.y; j < kTile; j += kTileRows) {  // read along c: unit stride in src
+      const int64_t r = r0 + j, c = c0 + threadIdx.x;
+      if (r < n && c < n) tile[j][threadIdx.x] = in(r, c) ? s[r * n + c] : T{};
+    }
+    __syncthreads();
+    for (int j = threadIdx.y; j < kTile; j += kTileRows) {  // write along r: unit stride in dst
+      const int64_t c = c0 + j, r = r0 + threadIdx.x;
+      if (r < n && c < n && (zero_rest || in(r, c))) d[c * n + r] = tile[threadIdx.x][j];
+    }
+    __syncthreads();
   }
 }
 
@@ -234,6 +262,38 @@ cudaError_t launch_zero_triangle(void* a, int elem_size, int64_t n, int64_t coun
       break;
     case 16:
       zero_triangle_kernel<<<g, kThreads, 0, stream>>>(static_cast<Bytes16*>(a), n, total, upper);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+template <class T>
+void transpose_triangle(const void* src, void* dst, int64_t n, int64_t count, bool src_upper,
+                        bool zero_rest, cudaStream_t stream) {
+  const int64_t tiles = (n + kTile - 1) / kTile;
+  const dim3 grid(static_cast<unsigned>(tiles * tiles),
+                  static_cast<unsigned>(std::min<int64_t>(count, 65535)));
+  transpose_triangle_kernel<<<grid, dim3(kTile, kTileRows), 0, stream>>>(
+      static_cast<const T*>(src), static_cast<T*>(dst), n, tiles, count, src_upper, zero_rest);
+}
+
+cudaError_t launch_transpose_triangle(const void* src, void* dst, int elem_size, int64_t n,
+                                      int64_t count, bool src_upper, bool zero_rest,
+                                      cudaStream_t stream) {
+  if (n == 0 || count == 0) return cudaSuccess;
+  const int64_t tiles = (n + kTile - 1) / kTile;
+  if (tiles * tiles > 0x7fffffff) return cudaErrorInvalidValue;
+  switch (elem_size) {
+    case 4:
+      transpose_triangle<float>(src, dst, n, count, src_upper, zero_rest, stream);
+      break;
+    case 8:
+      transpose_triangle<double>(src, dst, n, count, src_upper, zero_rest, stream);
+      break;
+    case 16:
+      transpose_triangle<Bytes16>(src, dst, n, count, src_upper, zero_rest, stream);
       break;
     default:
       return cudaErrorInvalidValue;

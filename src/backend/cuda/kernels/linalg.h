@@ -15,6 +15,13 @@ cudaError_t launch_fill_pointers(void** out, void* base, int64_t stride_bytes, i
 // Zeroes the strict upper (`upper`) or strict lower triangle. elem_size: 4, 8 or 16.
 cudaError_t launch_zero_triangle(void* a, int elem_size, int64_t n, int64_t count, bool upper,
                                  cudaStream_t stream);
+// dst[c, r] = src[r, c] for `count` row-major n x n items, on the triangle c >= r (`src_upper`,
+// diagonal included) or c <= r of src; src's other triangle is never read, dst's other triangle
+// gets zeros (`zero_rest`) or is left alone. 32 x 32 tiles through shared memory (coalesced
+// both ways); tiles wholly outside the triangle read nothing. elem_size: 4, 8 or 16.
+cudaError_t launch_transpose_triangle(const void* src, void* dst, int elem_size, int64_t n,
+                                      int64_t count, bool src_upper, bool zero_rest,
+                                      cudaStream_t stream);
 // Copies the upper (`from_upper`) triangle onto the lower one, or the lower onto the upper,
 // without conjugation.
 cudaError_t launch_mirror_triangle(void* a, int elem_size, int64_t n, int64_t count,
