@@ -14,6 +14,12 @@ Example:
 
 from typing import Any
 
+from . import _openblas_core
+
+# The first import of the extension loads OpenBLAS, which reads OPENBLAS_CORETYPE only then.
+with _openblas_core.core_for_import():
+    from . import _gpula
+
 from . import errors, linalg
 from . import sparse
 from . import distributed
@@ -35,22 +41,22 @@ def devices() -> dict[str, Any]:
 
     Returns a dict: ``cuda_compiled`` (the CUDA backend is built in), ``cuda_device_count``
     (usable GPUs), ``devices`` (``["cpu", "cuda:0", ...]``) and ``description`` (one line per
-    backend, with library versions and GPUs).
+    backend, with library versions and GPUs). The CPU line names OpenBLAS's kernel set
+    ("core"), and says so when ``import gpula`` chose it from the CPU flags
+    (``GPULA_OPENBLAS_CORETYPE``, see docs/architecture.md).
 
     Example:
         >>> import gpula as gl
         >>> "cpu" in gl.devices()["devices"]
         True
     """
-    from . import _gpula
-
     n = _gpula.cuda_device_count()
     names: list[str] = ["cpu"] + [f"cuda:{i}" for i in range(n)]
     return {
         "cuda_compiled": _gpula.cuda_compiled(),
         "cuda_device_count": n,
         "devices": names,
-        "description": _gpula.describe_devices(),
+        "description": _openblas_core.describe(_gpula.describe_devices()),
     }
 
 

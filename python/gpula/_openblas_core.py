@@ -1,0 +1,121 @@
+"""OpenBLAS's kernel set ("core") for the CPU backend, chosen before the extension loads it.
+
+A DYNAMIC_ARCH OpenBLAS older than the CPU model (Debian 12's 0.3.21 on Emerald Rapids) does not
+recognize the CPU and runs its generic SSE3 kernels, "Prescott": dense LAPACK 1.5-4x slower.
+OpenBLAS reads ``OPENBLAS_CORETYPE`` once, in its load-time constructor, and gpula's extension
+loads it (a DT_NEEDED library of ``gpula._gpula``). So the package sets the variable for the
+duration of that import only and removes it right after, so that an OpenBLAS loaded later in
+the process (NumPy's or SciPy's own, if not loaded yet) detects its core itself.
+
+``GPULA_OPENBLAS_CORETYPE`` selects what happens:
+
+- ``auto`` (default): on Linux x86-64, ``SkylakeX`` when /proc/cpuinfo's flags have AVX-512
+  (f, cd, bw, dq, vl), else ``Haswell`` with AVX2 and FMA, else nothing.
+- ``keep``: nothing; OpenBLAS detects the core itself.
+- a core name (letters, digits, underscores, e.g. ``Zen``): passed through as is.
+
+Anything else (empty, spaces, shell characters) raises ``ValueError`` at ``import gpula``. A
+user's own ``OPENBLAS_CORETYPE`` is never overridden.
+
+Forcing the core is safe: on a CPU that OpenBLAS 0.3.21 recognizes, SkylakeX / Haswell are the
+kernel families it picks itself for double-precision BLAS and LAPACK (Skylake-X, Cascade Lake,
+Cooper Lake and Sapphire Rapids run the SkylakeX kernels, AVX2-only Intel models the Haswell
+ones; AMD Zen's core is built from the Haswell kernels). Where 0.3.21 gives an AVX-512 AMD Zen 4
+its AVX2 Zen core, "auto" takes SkylakeX, which that CPU runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import platform
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+
+AVX512_FLAGS = frozenset({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"})
+AVX2_FLAGS = frozenset({"avx2", "fma"})
+SETTING = "GPULA_OPENBLAS_CORETYPE"
+
+# OpenBLAS's core names are identifiers (SkylakeX, Haswell, Zen, CooperLake, NeoverseN1, ...).
+_CORE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+#: The core this process's import set, or None (user's OPENBLAS_CORETYPE, "keep", no AVX2).
+chosen: str | None = None
+_chosen_from = ""  # "the CPU flags" or the GPULA_OPENBLAS_CORETYPE setting
+
+
+def choose_core(flags: Iterable[str], environ: Mapping[str, str]) -> str | None:
+    """The OPENBLAS_CORETYPE to set while the extension loads, or None to set nothing.
+
+    ``flags`` are the CPU's flags (empty where unknown or not x86-64); ``environ`` the
+    environment. Raises ValueError for a GPULA_OPENBLAS_CORETYPE that is neither "auto",
+    "keep" nor a core name.
+    """
+    setting = environ.get(SETTING, "auto")
+    if setting not in ("auto", "keep") and not _CORE_NAME.fullmatch(setting):
+        raise ValueError(
+            f"{SETTING}={setting!r}: expected 'auto' (choose from the CPU flags), 'keep' "
+            "(OpenBLAS detects the core) or an OpenBLAS core name such as 'SkylakeX'"
+        )
+    if "OPENBLAS_CORETYPE" in environ or setting == "keep":
+        return None
+    if setting != "auto":
+        return setting
+    have = set(flags)
+    if have.issuperset(AVX512_FLAGS):
+        return "SkylakeX"
+    if have.issuperset(AVX2_FLAGS):
+        return "Haswell"
+    return None
+
+
+def cpu_flags() -> frozenset[str]:
+    """The "flags" of /proc/cpuinfo's first CPU on Linux x86-64; empty elsewhere."""
+    if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "AMD64"):
+        return frozenset()
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "flags":
+                    return frozenset(value.split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+@contextlib.contextmanager
+def core_for_import() -> Iterator[None]:
+    """Sets OPENBLAS_CORETYPE (as choose_core says) for the body only; records it in chosen."""
+    global chosen, _chosen_from
+    core = choose_core(cpu_flags(), os.environ)
+    if core is None:
+        yield
+        return
+    os.environ["OPENBLAS_CORETYPE"] = core
+    try:
+        yield
+    finally:
+        os.environ.pop("OPENBLAS_CORETYPE", None)
+    chosen = core
+    setting = os.environ.get(SETTING, "auto")
+    _chosen_from = "the CPU flags" if setting == "auto" else f"{SETTING}={setting}"
+    logging.getLogger("gpula").info(
+        "[cpu] OPENBLAS_CORETYPE=%s while loading OpenBLAS (%s=keep to let OpenBLAS decide)",
+        core,
+        SETTING,
+    )
+
+
+def describe(description: str) -> str:
+    """describe_devices()'s text, its CPU line saying so when this import chose the core."""
+    lines = description.split("\n")
+    for i, line in enumerate(lines):
+        core = line.partition("(core ")[2].partition(",")[0]
+        if line.startswith("cpu:") and chosen is not None and core.lower() == chosen.lower():
+            lines[i] += (
+                f"; core chosen by gpula from {_chosen_from} ({SETTING}=keep lets OpenBLAS decide)"
+            )
+    return "\n".join(lines)
