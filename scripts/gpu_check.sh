@@ -14,7 +14,8 @@
 #
 # Environment: OUT, JOBS (default: all cores), GPU_CHECK_BUDGET (seconds for the whole run,
 # default 570: the device tool stops a command at 600), SANITIZER_FILTER (gtest filter for the
-# sanitizer run), BENCH_ARGS (more arguments for bench/run_all.py, e.g. --quick).
+# sanitizer run), BENCH_ARGS (more arguments for bench/run_all.py, e.g. --quick), CUDA_FILTER
+# (gtest filter for the CUDA tests), PYTEST_K (pytest -k expression).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -327,7 +328,8 @@ stage_pytest() {
     DETAIL="the python stage did not install gpula"
     return 1
   fi
-  timeout "$LIMIT" $PY -m pytest "$ROOT/tests/python" -ra -p no:cacheprovider --color=no || rc=$?
+  timeout "$LIMIT" $PY -m pytest "$ROOT/tests/python" -ra -p no:cacheprovider --color=no \
+    ${PYTEST_K:+-k "$PYTEST_K"} || rc=$?
   DETAIL=$(grep -E '^=+ .*(passed|failed|error|skipped|no tests ran).* in [0-9.]+s' "$OUT/pytest.log" \
            | tail -1 | sed -E 's/^=+ //; s/ =+$//')
   (( rc == 5 )) && { DETAIL="no tests collected"; return 200; }

@@ -203,7 +203,10 @@ Tensor eigvals(const TensorView& a, const LinalgOptions& options = {}, Stream st
 ///    cusolverDn<t>gesvdjBatched in one call.
 ///  - gesvdp: cusolverDnXgesvdp (polar decomposition + eigensolver), looped; it synchronizes
 ///    once per matrix and may shift singular values near zero by a small perturbation (its
-///    h_err_sigma is logged at debug level).
+///    h_err_sigma is logged at debug level). An item whose h_err_sigma is past sqrt(eps) s[0]
+///    is unreliable (seen: Gaussian float32 matrices of order >= 2048, reconstruction errors
+///    50-80): it gets info = min(m, n) + 1, a "did not converge" LinAlgError with check_info,
+///    and a warning naming h_err_sigma.
 ///  - gesvda: cusolverDn<t>gesvdaStridedBatched, approximate (through a^H a; singular values to
 ///    about single precision relative to s[0], u of tiny singular values inaccurate), one call for
 ///    the batch; economy u/vh only: full_matrices with m != n raises NotSupported.

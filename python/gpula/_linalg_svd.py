@@ -98,7 +98,8 @@ def svd(
     batches of m, n <= 32, "jacobi_batched" for other real batches that fit it, gesvdj for
     single matrices with min(m, n) < 1024, see below for larger ones),
     "gesvd" (QR iteration), "gesvdj" (Jacobi), "gesvdp" (polar decomposition; may perturb
-    singular values near zero), "gesvda" (approximate, through a^H a; economy u/vh only, so
+    singular values near zero; a matrix whose perturbation cuSOLVER reports past sqrt(eps) s[0]
+    raises gl.LinAlgError "did not converge", with a logged warning), "gesvda" (approximate, through a^H a; economy u/vh only, so
     full_matrices=True with m != n raises gl.NotSupported), "jacobi_batched" (gpula's batched
     one-sided Jacobi kernel, one matrix per thread block in shared memory: real batches up to
     about 128 x 128 float32 / 90 x 90 float64; gl.NotSupported otherwise), "gram" (float32 /
