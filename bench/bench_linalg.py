@@ -19,7 +19,8 @@ Cases (the targets of the dense linear-algebra issue; sizes shrink with --quick)
   bsvd      batch 1000 x 128^2 fp32 svd      gpula / torch / cupy (peers over 1 s run once)
   bchol     batch 10000 x 32^2 fp32 cholesky and solve (nrhs=1)  gpula / torch
   cpu       n=2048 fp64 on the host: cholesky, solve, qr, svd, eigh, eig, inv, det, slogdet,
-            lstsq (nrhs=16)  gpula CPU / NumPy / SciPy, each library in its own process (their
+            lstsq (nrhs=16), lu_factor, svdvals, eigvalsh
+                                             gpula CPU / NumPy / SciPy, each library in its own process (their
             BLAS thread pools would compete otherwise); each row names the OpenBLAS core it ran
 Test matrices: SPD A = G G^T / n + I; general A Gaussian (solve: plain Gaussian, cond ~1e4-1e5);
 top-k matrices with a decaying spectrum sigma_i = 0.97^i (+1e-3), the kind PCA and low-rank
@@ -385,14 +386,17 @@ def cpu_ops(impl, n):
                 ("eigh", lambda: la.eigh(sym)), ("eig", lambda: la.eig(a)),
                 ("inv", lambda: la.inv(a)),
                 ("det", lambda: la.det(a)), ("slogdet", lambda: la.slogdet(a)),
-                ("lstsq nrhs=16", lambda: la.lstsq(a, b))]
+                ("lstsq nrhs=16", lambda: la.lstsq(a, b)), ("lu_factor", lambda: la.lu_factor(a)),
+                ("svdvals", lambda: la.svdvals(a)), ("eigvalsh", lambda: la.eigvalsh(sym))]
     if impl == "numpy":
         return [("cholesky", lambda: np.linalg.cholesky(a_spd)), ("solve nrhs=16", lambda: np.linalg.solve(a, b)),
                 ("qr reduced", lambda: np.linalg.qr(a)), ("svd thin", lambda: np.linalg.svd(a, full_matrices=False)),
                 ("eigh", lambda: np.linalg.eigh(sym)), ("eig", lambda: np.linalg.eig(a)),
                 ("inv", lambda: np.linalg.inv(a)), ("det", lambda: np.linalg.det(a)),
                 ("slogdet", lambda: np.linalg.slogdet(a)),
-                ("lstsq nrhs=16", lambda: np.linalg.lstsq(a, b, rcond=None))]
+                ("lstsq nrhs=16", lambda: np.linalg.lstsq(a, b, rcond=None)),
+                ("svdvals", lambda: np.linalg.svd(a, compute_uv=False)),
+                ("eigvalsh", lambda: np.linalg.eigvalsh(sym))]
     import scipy.linalg as sla
 
     return [("cholesky", lambda: sla.cholesky(a_spd, lower=True)), ("solve nrhs=16", lambda: sla.solve(a, b)),
@@ -400,7 +404,8 @@ def cpu_ops(impl, n):
             ("eigh", lambda: sla.eigh(sym)), ("eig", lambda: sla.eig(a)),
             ("inv", lambda: sla.inv(a)),
             ("det", lambda: sla.det(a)),
-            ("lstsq nrhs=16", lambda: sla.lstsq(a, b))]
+            ("lstsq nrhs=16", lambda: sla.lstsq(a, b)), ("lu_factor", lambda: sla.lu_factor(a)),
+            ("svdvals", lambda: sla.svdvals(a)), ("eigvalsh", lambda: sla.eigvalsh(sym))]
 
 
 def blas_core(impl):
