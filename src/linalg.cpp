@@ -302,21 +302,19 @@ Factor cholesky(const TensorView& a, bool lower, const LinalgOptions& options, S
       Tensor work = x.empty(a.shape, a.dtype);
       const SquareBatch f{work.data(), a.dtype, n, count};
       if (a.is_contiguous() && a.device == x.exec()) {
-        // Only the triangle travels, each way, and the way back writes the zeros: half the
-        // reads of full transposing copies and no zeroing pass (n = 8192 fp64: two copies of
-        // 0.5 GB read + 0.5 GB written and a zeroing pass before).
+        // Only the triangle travels in: half the reads of a full transposing copy.
         x.backend().transpose_triangle({a.data, a.dtype, n, count}, work.data(), !lower, false,
                                        x.call());
-        x.backend().potrf(f, !lower, ints(info), x.call());
-        x.backend().transpose_triangle(f, out.data(), lower, true, x.call());
       } else {
         TensorView col = work.view();
         std::swap(col.strides[col.strides.size() - 1], col.strides[col.strides.size() - 2]);
         x.copy(a, col);
-        x.backend().potrf(f, !lower, ints(info), x.call());
-        x.backend().zero_triangle(f, lower, x.call());
-        x.copy(col, out.view());
       }
+      x.backend().potrf(f, !lower, ints(info), x.call());
+      // The factor's triangle travels back and the other one is written as zeros: no zeroing
+      // pass (n = 8192 fp64 on the H200: 8.70 ms with full copies and a zeroing pass, 7.75-8.14
+      // with triangle-only copies).
+      x.backend().transpose_triangle(f, out.data(), lower, true, x.call());
     }
     if (options.check_info) x.check(info, Failure::not_positive_definite);
     return Factor{x.result(out), x.result(info)};

@@ -99,12 +99,13 @@ def svd(
     single matrices with min(m, n) < 1024, see below for larger ones),
     "gesvd" (QR iteration), "gesvdj" (Jacobi), "gesvdp" (polar decomposition; may perturb
     singular values near zero; a matrix whose perturbation cuSOLVER reports past sqrt(eps) s[0]
-    raises gl.LinAlgError "did not converge", with a logged warning), "gesvda" (approximate, through a^H a; economy u/vh only, so
-    full_matrices=True with m != n raises gl.NotSupported), "jacobi_batched" (gpula's batched
-    one-sided Jacobi kernel, one matrix per thread block in shared memory: real batches up to
-    about 128 x 128 float32 / 90 x 90 float64; gl.NotSupported otherwise), "gram" (float32 /
-    complex64 on any device: float64 eigh of a^H a, accepted only where its accuracy matches
-    the float32 reference, else rerun as "gesvd"; see gpula._linalg_svd_gram). On a GPU, "auto"
+    raises gl.LinAlgError "did not converge", with a logged warning), "gesvda" (approximate,
+    through a^H a; economy u/vh only, so full_matrices=True with m != n raises gl.NotSupported),
+    "jacobi_batched" (gpula's batched one-sided Jacobi kernel, one matrix per thread block in
+    shared memory: real batches up to about 128 x 128 float32 / 90 x 90 float64; gl.NotSupported
+    otherwise), "gram" (float32 / complex64 on any device: float64 eigh of a^H a, accepted only
+    where its accuracy matches the float32 reference, else rerun as "gesvd"; see
+    gpula._linalg_svd_gram). On a GPU, "auto"
     is "gram" for float32/complex64 matrices with min(m, n) >= 1024 (economy or square; not
     with check_info=False, device, fallback or stream) and gesvd for other single matrices of
     that size.

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -384,7 +385,8 @@ class CudaSvd final : public SvdBackend {
       GPULA_CHECK(c.op, cudaStreamSynchronize(raw(c)));
       if (rt == DType::f32) s0 = f;
     }
-    const double eps = rt == DType::f32 ? 1.1920929e-7 : 2.220446049250313e-16;
+    const double eps = rt == DType::f32 ? std::numeric_limits<float>::epsilon()
+                                       : std::numeric_limits<double>::epsilon();
     if (err_sigma <= std::sqrt(eps) * s0) return;  // NaN s0 or err_sigma: flagged
     log(LogLevel::warning,
         cat("[", c.op, "] cusolverDnXgesvdp returned h_err_sigma ", err_sigma,

@@ -55,8 +55,8 @@ std::vector<Size> sizes() {
   return {{{1000}, 32}, {{3}, 200}, {{}, 512}, {{}, 1}};
 }
 
-// Row-major contiguous input takes the triangle-only transposing copies, column-major input the
-// strided copy and a zeroing pass; both triangles each.
+// Row-major contiguous input is staged by the triangle-only transposing copy, column-major input
+// by the strided copy; both triangles each.
 TEST_P(CudaLinalg, CholeskyBothPaths) {
   const DType t = GetParam();
   uint64_t seed = 1;
