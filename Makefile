@@ -26,7 +26,8 @@ APT_PACKAGES += libsuitesparse-dev
 # so pip needs no network for the build itself once these are in).
 PY_PACKAGES := 'numpy>=1.24' 'scipy>=1.10' 'nanobind>=2.4' 'scikit-build-core>=0.10' \
                'pytest>=7' 'ml_dtypes>=0.4'
-PY_PACKAGES += nvidia-cudss-cu13
+# scipy-openblas32: the dense BLAS/LAPACK the C++ library links (CMakeLists.txt says why).
+PY_PACKAGES += 'scipy-openblas32>=0.3.30' nvidia-cudss-cu13
 
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 
@@ -66,8 +67,9 @@ $(VENV)/.installed: Makefile | deps
 
 # ---- C++ ---------------------------------------------------------------------------------------
 
-cpp-build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+# The venv's Python tells CMake where scipy-openblas32 (and cuDSS) are.
+cpp-build: $(VENV)/.installed
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(abspath $(VPY)) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j$(JOBS)
 
 cpp-test: cpp-build
@@ -82,8 +84,9 @@ FUZZ_BUILD := build-fuzz
 FUZZ_TIME ?= 60
 FUZZ_ARGS ?=
 
-fuzz: deps
+fuzz: $(VENV)/.installed
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+	  -DPython_EXECUTABLE=$(abspath $(VPY)) \
 	  -DGPULA_FUZZ=ON -DGPULA_CUDA=OFF -DGPULA_BUILD_TESTS=OFF -DGPULA_BUILD_BENCH=OFF \
 	  -DGPULA_BUILD_EXAMPLES=OFF
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_sparse_validate

@@ -107,8 +107,24 @@ stage_deps() {
     fi
   done
   DETAIL="${#debs[@]} packages"
+  unpack_openblas || return 1
   unpack_cudss
   env_summary || true
+}
+
+# scipy-openblas32, the dense BLAS/LAPACK CMake links (a wheel in .deps/wheels/), installed into
+# .deps/pyblas: CMake finds it through GPULA_OPENBLAS_ROOT, Python (import gpula loads it first)
+# through PYTHONPATH.
+unpack_openblas() {
+  local wheels=("$ROOT"/.deps/wheels/scipy_openblas32-*.whl)
+  if [[ ! -e ${wheels[0]} ]]; then
+    echo "no scipy_openblas32 wheel in .deps/wheels (see README.md, GPU workflow)"
+    DETAIL="no .deps/wheels/scipy_openblas32-*.whl"
+    return 1
+  fi
+  rm -rf "$ROOT/.deps/pyblas"
+  $PY -m pip install -q --no-index --no-deps --no-compile --disable-pip-version-check \
+    --target "$ROOT/.deps/pyblas" "${wheels[0]}" && DETAIL+=", $(basename "${wheels[0]}" | cut -d- -f2)"
 }
 
 # cuDSS: the nvidia-cudss-cu13 wheel's tree (163 MB, over the 64 MiB one device call carries)
@@ -151,6 +167,10 @@ setup_env() {
       [[ -e $f ]] && ln -sf "$f" "$ss/"
     done
     export LD_LIBRARY_PATH=$ss:$LD_LIBRARY_PATH
+  fi
+  if [[ -d $ROOT/.deps/pyblas/scipy_openblas32 ]]; then
+    export GPULA_OPENBLAS_ROOT=$ROOT/.deps/pyblas/scipy_openblas32
+    export PYTHONPATH=$ROOT/.deps/pyblas${PYTHONPATH:+:$PYTHONPATH}
   fi
   if [[ -d $ROOT/.deps/cudss/nvidia/cu13 ]]; then
     export GPULA_CUDSS_ROOT=$ROOT/.deps/cudss/nvidia/cu13

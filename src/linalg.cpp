@@ -5,9 +5,10 @@
 //  - cholesky: a row-major Hermitian a read column-major is conj(a) = a^T; its column-major
 //    Cholesky with the opposite triangle, read row-major, is the factor we want (no conjugation).
 //  - solve(gen), inv, det factor a^T in place of a plain copy (LU of a^T serves: op(A) = A^T in
-//    getrs, inv(A^T)^T = inv(A), det(A^T) = det(A)); lu_factor and lu_solve copy transposed,
-//    since scipy's (lu, piv) are the LU of a itself; IRS has no transpose option and copies
-//    transposed too.
+//    getrs, inv(A^T)^T = inv(A), det(A^T) = det(A)); lu_factor copies transposed, since
+//    scipy's (lu, piv) are the LU of a itself, and returns lu column-major per matrix as scipy
+//    does (the one result that is not row-major); lu_solve copies lu into column-major order
+//    (a plain copy for lu_factor's own); IRS has no transpose option and copies transposed too.
 //  - Cholesky solves run on the right: x^T a^T = b^T, where row-major x is column-major x^T, so
 //    no right-hand side is ever transposed.
 //  - LU solves take column-major right-hand sides: a copy transposes b (and x back) unless
@@ -351,19 +352,20 @@ LU lu_factor(const TensorView& a, const LinalgOptions& options, Stream stream) {
   return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
     const Shape batch = detail::batch_of(a, 2);
     const int64_t count = product(batch);
-    Tensor lu = x.empty(a.shape, a.dtype);
     Tensor piv = x.empty(with(batch, {n}), DType::i32);
     Tensor info = x.empty(batch, DType::i32);
     if (count * n == 0) {
       x.zero(info.view());
-      return LU{x.result(lu), x.result(piv), x.result(info)};
+      return LU{x.result(x.empty(a.shape, a.dtype)), x.result(piv), x.result(info)};
     }
+    // The factor stays where LAPACK / cuSOLVER left it, column-major per matrix (Fortran order
+    // for one matrix), as scipy.linalg.lu_factor returns it: one transposing copy in, none out.
     Tensor ws = x.empty({count * n * n}, a.dtype);
     const TensorView cm = square_dst(ws.data(), a.dtype, batch, n, true, x.exec());
     x.copy(a, cm);
     const SquareBatch A{ws.data(), a.dtype, n, count};
     x.backend().getrf(A, ints(piv), ints(info), x.call());
-    x.copy(cm, lu.view());
+    Tensor lu = ws.alias(cm);
     Tensor bad = x.empty({1}, DType::i32);
     x.zero(bad.view());
     x.backend().shift_pivots(ints(piv), count * n, n, -1, ints(bad), x.call());

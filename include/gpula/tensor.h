@@ -53,6 +53,10 @@ class Tensor {
   Device device() const { return view_.device; }
   bool defined() const { return owner_ != nullptr || view_.data != nullptr; }
 
+  /// Another view of this Tensor's memory, kept alive by the same owner (`v` must lie within it:
+  /// a strided or reshaped view of the same buffer).
+  Tensor alias(TensorView v) const { return Tensor(std::move(v), owner_); }
+
   /// Takes ownership of a DLPack tensor; its deleter runs when the last Tensor copy goes.
   static Tensor from_dlpack(DLManagedTensor* managed);
   /// A DLPack tensor sharing this memory; the consumer calls its deleter.

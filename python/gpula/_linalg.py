@@ -188,8 +188,10 @@ def lu_factor(
 ) -> Any:
     """LU with partial pivoting, as scipy.linalg.lu_factor: ``(lu, piv)``.
 
-    ``lu`` packs unit-lower L below the diagonal and U on and above it; ``piv`` holds 0-based
-    int32 pivots (row i was interchanged with row piv[i]), shape ``(..., n)``. An exactly
+    ``lu`` packs unit-lower L below the diagonal and U on and above it, column-major per
+    matrix as SciPy returns it (Fortran order for one matrix; no copy back from LAPACK's or
+    cuSOLVER's layout); ``piv`` holds 0-based int32 pivots (row i was interchanged with row
+    piv[i]), shape ``(..., n)``. An exactly
     singular matrix raises gl.SingularMatrix (``.index``: the zero pivot U[i, i]) unless
     ``check_info=False``, which returns ``((lu, piv), info)``.
 

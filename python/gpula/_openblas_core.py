@@ -1,11 +1,14 @@
-"""OpenBLAS's kernel set ("core") for the CPU backend, chosen before the extension loads it.
+"""The system OpenBLAS's kernel set ("core"), chosen before the extension loads it.
 
-A DYNAMIC_ARCH OpenBLAS older than the CPU model (Debian 12's 0.3.21 on Emerald Rapids) does not
-recognize the CPU and runs its generic SSE3 kernels, "Prescott": dense LAPACK 1.5-4x slower.
-OpenBLAS reads ``OPENBLAS_CORETYPE`` once, in its load-time constructor, and gpula's extension
-loads it (a DT_NEEDED library of ``gpula._gpula``). So the package sets the variable for the
-duration of that import only and removes it right after, so that an OpenBLAS loaded later in
-the process (NumPy's or SciPy's own, if not loaded yet) detects its core itself.
+gpula's extension loads two OpenBLAS libraries: scipy-openblas32 (a current OpenBLAS, symbols
+prefixed ``scipy_``) for dense BLAS and LAPACK, and the system's (Debian 12: 0.3.21), which
+SuiteSparse, the CPU sparse direct solver, calls. A DYNAMIC_ARCH OpenBLAS older than the CPU
+model (0.3.21 on Emerald Rapids) does not recognize the CPU and runs its generic SSE3 kernels,
+"Prescott": 1.5-4x slower. OpenBLAS reads ``OPENBLAS_CORETYPE`` once, in its load-time
+constructor. So the package first loads scipy-openblas32 (it detects its core itself), then sets
+the variable for the duration of the extension's import only and removes it right after, so that
+an OpenBLAS loaded later in the process (NumPy's or SciPy's own, if not loaded yet) detects its
+core itself too.
 
 ``GPULA_OPENBLAS_CORETYPE`` selects what happens:
 
@@ -27,6 +30,7 @@ its AVX2 Zen core, "auto" takes SkylakeX, which that CPU runs.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import platform
@@ -86,10 +90,24 @@ def cpu_flags() -> frozenset[str]:
     return frozenset()
 
 
+def load_dense_blas() -> None:
+    """Loads scipy-openblas32's library, so that it picks its core before OPENBLAS_CORETYPE is set.
+
+    The extension then finds it loaded (its DT_NEEDED name is the library's soname). Without the
+    package (a build that points CMake elsewhere) the extension's run path finds it instead.
+    """
+    try:
+        import scipy_openblas32
+    except ImportError:
+        return
+    ctypes.CDLL(os.path.join(scipy_openblas32.get_lib_dir(), "libscipy_openblas.so"))
+
+
 @contextlib.contextmanager
 def core_for_import() -> Iterator[None]:
     """Sets OPENBLAS_CORETYPE (as choose_core says) for the body only; records it in chosen."""
     global chosen, _chosen_from
+    load_dense_blas()
     core = choose_core(cpu_flags(), os.environ)
     if core is None:
         yield
@@ -110,12 +128,18 @@ def core_for_import() -> Iterator[None]:
 
 
 def describe(description: str) -> str:
-    """describe_devices()'s text, its CPU line saying so when this import chose the core."""
+    """describe_devices()'s text, its CPU line saying so when this import chose SuiteSparse's core.
+
+    The line reads "cpu: OpenBLAS 0.3.34 (core ..., N threads); SuiteSparse: OpenBLAS 0.3.21
+    (core ..., N threads)".
+    """
     lines = description.split("\n")
     for i, line in enumerate(lines):
-        core = line.partition("(core ")[2].partition(",")[0]
+        system = line.partition("SuiteSparse: ")[2]
+        core = system.partition("(core ")[2].partition(",")[0]
         if line.startswith("cpu:") and chosen is not None and core.lower() == chosen.lower():
             lines[i] += (
-                f"; core chosen by gpula from {_chosen_from} ({SETTING}=keep lets OpenBLAS decide)"
+                f"; SuiteSparse's core chosen by gpula from {_chosen_from} "
+                f"({SETTING}=keep lets OpenBLAS decide)"
             )
     return "\n".join(lines)

@@ -1,4 +1,6 @@
-"""The OpenBLAS kernel set that ``import gpula`` sets while its extension loads."""
+"""The OpenBLAS libraries of ``import gpula``: scipy-openblas32 for dense linear algebra, which
+picks its kernel set itself, and the system's (SuiteSparse's), whose kernel set the import sets
+while the extension loads."""
 
 from __future__ import annotations
 
@@ -59,8 +61,13 @@ CHILD = """
 import json, os
 import gpula as gl, gpula._openblas_core as c
 d = gl.devices()["description"]
-print(json.dumps({"core": d.split("(core ", 1)[1].split(",", 1)[0], "description": d,
-                  "chosen": c.chosen, "env": os.environ.get("OPENBLAS_CORETYPE")}))
+cpu = next(line for line in d.splitlines() if line.startswith("cpu:"))
+dense, _, system = cpu.partition("; SuiteSparse: ")
+core = lambda s: s.split("(core ", 1)[1].split(",", 1)[0]
+print(json.dumps({"core": core(system), "dense_core": core(dense),
+                  "dense_version": dense.split("OpenBLAS ", 1)[1].split(" ", 1)[0],
+                  "description": d, "chosen": c.chosen,
+                  "env": os.environ.get("OPENBLAS_CORETYPE")}))
 """
 
 
@@ -85,8 +92,19 @@ def test_import_sets_the_core_and_removes_the_variable():
     assert r["core"] != "Prescott", r["description"]
     assert r["chosen"] == choose_core(cpu_flags(), {})
     assert r["core"].lower() == r["chosen"].lower(), r["description"]
-    assert "chosen by gpula from the CPU flags" in r["description"]
+    assert "SuiteSparse's core chosen by gpula from the CPU flags" in r["description"]
     assert r["env"] is None
+
+
+def test_dense_openblas_is_current_and_picks_its_own_core():
+    # Dense BLAS/LAPACK is scipy-openblas32 (>= 0.3.30), loaded before the import sets the
+    # system OpenBLAS's core: its own choice is the same with "auto" and with "keep".
+    auto, keep = run_child(), run_child(GPULA_OPENBLAS_CORETYPE="keep")
+    major, minor, patch = (int(x) for x in auto["dense_version"].split(".")[:3])
+    assert (major, minor, patch) >= (0, 3, 30), auto["description"]
+    assert auto["dense_core"] == keep["dense_core"], (auto["description"], keep["description"])
+    if cpu_flags().issuperset(AVX2_FLAGS):
+        assert auto["dense_core"] != "Prescott", auto["description"]
 
 
 def test_keep_leaves_openblas_alone():

@@ -28,24 +28,24 @@ inline CBLAS_TRANSPOSE trans(bool t) { return t ? CblasTrans : CblasNoTrans; }
 inline void gemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, Int m, Int n, Int k,
                  float alpha, const float* a, Int lda, const float* b, Int ldb, float beta,
                  float* c, Int ldc) {
-  cblas_sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  scipy_cblas_sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 inline void gemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, Int m, Int n, Int k,
                  double alpha, const double* a, Int lda, const double* b, Int ldb, double beta,
                  double* c, Int ldc) {
-  cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  scipy_cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 inline void gemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, Int m, Int n, Int k,
                  std::complex<float> alpha, const std::complex<float>* a, Int lda,
                  const std::complex<float>* b, Int ldb, std::complex<float> beta,
                  std::complex<float>* c, Int ldc) {
-  cblas_cgemm(order, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+  scipy_cblas_cgemm(order, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
 }
 inline void gemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, Int m, Int n, Int k,
                  std::complex<double> alpha, const std::complex<double>* a, Int lda,
                  const std::complex<double>* b, Int ldb, std::complex<double> beta,
                  std::complex<double>* c, Int ldc) {
-  cblas_zgemm(order, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+  scipy_cblas_zgemm(order, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
 }
 
 }  // namespace gpula::detail::cpu::blas

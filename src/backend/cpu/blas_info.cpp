@@ -1,10 +1,17 @@
 #include "backend/cpu/blas_info.h"
 
-#include <cblas.h>
+#include <cblas.h>  // scipy-openblas32's: scipy_openblas_get_config, ...
 #include <gpula/log.h>
 
 #include <mutex>
 #include <sstream>
+
+// The system OpenBLAS (SuiteSparse's BLAS), unprefixed; its header is not on the include path.
+extern "C" {
+char* openblas_get_config(void);
+char* openblas_get_corename(void);
+int openblas_get_num_threads(void);
+}
 
 namespace gpula::detail::cpu {
 namespace {
@@ -23,24 +30,37 @@ std::string best_core() {
   return {};
 }
 
-}  // namespace
-
-std::string blas_description() {
-  std::istringstream config(openblas_get_config());  // "OpenBLAS 0.3.21 DYNAMIC_ARCH ..."
+// "OpenBLAS 0.3.21 (core Prescott, 2 threads)" from openblas_get_config()'s "OpenBLAS 0.3.21
+// DYNAMIC_ARCH ..." and the other two answers.
+std::string describe(const char* config, const char* core, int threads) {
+  std::istringstream words(config);
   std::string name, version;
-  config >> name >> version;
+  words >> name >> version;
   std::ostringstream s;
-  s << name << ' ' << version << " (core " << openblas_get_corename() << ", "
-    << openblas_get_num_threads() << " threads)";
+  s << name << ' ' << version << " (core " << core << ", " << threads << " threads)";
   return s.str();
 }
 
+}  // namespace
+
+std::string blas_description() {
+  return describe(scipy_openblas_get_config(), scipy_openblas_get_corename(),
+                  scipy_openblas_get_num_threads()) +
+         "; SuiteSparse: " +
+         describe(openblas_get_config(), openblas_get_corename(), openblas_get_num_threads());
+}
+
 std::optional<std::string> blas_core_warning() {
-  const std::string core = openblas_get_corename(), best = best_core();
-  if (core != "Prescott" || best.empty()) return std::nullopt;
-  return "OpenBLAS did not recognize this CPU and runs its generic SSE3 kernels (2-3x slower "
-         "dense linear algebra); set OPENBLAS_CORETYPE=" +
-         best + " in the environment before the process starts";
+  const std::string best = best_core();
+  if (best.empty()) return std::nullopt;
+  std::string slow;
+  if (std::string(scipy_openblas_get_corename()) == "Prescott") slow = "dense linear algebra";
+  if (std::string(openblas_get_corename()) == "Prescott")
+    slow += slow.empty() ? "SuiteSparse (CPU sparse direct solver)" : " and SuiteSparse";
+  if (slow.empty()) return std::nullopt;
+  return "OpenBLAS did not recognize this CPU and runs its generic SSE3 kernels for " + slow +
+         " (2-3x slower); set OPENBLAS_CORETYPE=" + best +
+         " in the environment before the process starts";
 }
 
 void warn_blas_core_once() {

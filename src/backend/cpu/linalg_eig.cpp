@@ -24,10 +24,10 @@ namespace lapack {
 
 extern "C" {
 // clang-format off
-void sgeev_(const char* jobvl, const char* jobvr, const Int* n, float* a, const Int* lda, float* wr, float* wi, float* vl, const Int* ldvl, float* vr, const Int* ldvr, float* work, const Int* lwork, Int* info, std::size_t, std::size_t);
-void dgeev_(const char* jobvl, const char* jobvr, const Int* n, double* a, const Int* lda, double* wr, double* wi, double* vl, const Int* ldvl, double* vr, const Int* ldvr, double* work, const Int* lwork, Int* info, std::size_t, std::size_t);
-void cgeev_(const char* jobvl, const char* jobvr, const Int* n, c32* a, const Int* lda, c32* w, c32* vl, const Int* ldvl, c32* vr, const Int* ldvr, c32* work, const Int* lwork, float* rwork, Int* info, std::size_t, std::size_t);
-void zgeev_(const char* jobvl, const char* jobvr, const Int* n, c64* a, const Int* lda, c64* w, c64* vl, const Int* ldvl, c64* vr, const Int* ldvr, c64* work, const Int* lwork, double* rwork, Int* info, std::size_t, std::size_t);
+void scipy_sgeev_(const char* jobvl, const char* jobvr, const Int* n, float* a, const Int* lda, float* wr, float* wi, float* vl, const Int* ldvl, float* vr, const Int* ldvr, float* work, const Int* lwork, Int* info, std::size_t, std::size_t);
+void scipy_dgeev_(const char* jobvl, const char* jobvr, const Int* n, double* a, const Int* lda, double* wr, double* wi, double* vl, const Int* ldvl, double* vr, const Int* ldvr, double* work, const Int* lwork, Int* info, std::size_t, std::size_t);
+void scipy_cgeev_(const char* jobvl, const char* jobvr, const Int* n, c32* a, const Int* lda, c32* w, c32* vl, const Int* ldvl, c32* vr, const Int* ldvr, c32* work, const Int* lwork, float* rwork, Int* info, std::size_t, std::size_t);
+void scipy_zgeev_(const char* jobvl, const char* jobvr, const Int* n, c64* a, const Int* lda, c64* w, c64* vl, const Int* ldvl, c64* vr, const Int* ldvr, c64* work, const Int* lwork, double* rwork, Int* info, std::size_t, std::size_t);
 // clang-format on
 }
 
@@ -38,7 +38,7 @@ inline Int geev_real(char jobvr, Int n, float* a, Int lda, float* wr, float* wi,
   const char jobvl = 'N';
   const Int ldvl = 1;
   Int info = 0;
-  sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
+  scipy_sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
   return info;
 }
 inline Int geev_real(char jobvr, Int n, double* a, Int lda, double* wr, double* wi, double* vr,
@@ -46,7 +46,7 @@ inline Int geev_real(char jobvr, Int n, double* a, Int lda, double* wr, double* 
   const char jobvl = 'N';
   const Int ldvl = 1;
   Int info = 0;
-  dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
+  scipy_dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
   return info;
 }
 inline Int geev_complex(char jobvr, Int n, c32* a, Int lda, c32* w, c32* vr, Int ldvr, c32* work,
@@ -54,7 +54,7 @@ inline Int geev_complex(char jobvr, Int n, c32* a, Int lda, c32* w, c32* vr, Int
   const char jobvl = 'N';
   const Int ldvl = 1;
   Int info = 0;
-  cgeev_(&jobvl, &jobvr, &n, a, &lda, w, nullptr, &ldvl, vr, &ldvr, work, &lwork, rwork, &info, 1,
+  scipy_cgeev_(&jobvl, &jobvr, &n, a, &lda, w, nullptr, &ldvl, vr, &ldvr, work, &lwork, rwork, &info, 1,
          1);
   return info;
 }
@@ -63,7 +63,7 @@ inline Int geev_complex(char jobvr, Int n, c64* a, Int lda, c64* w, c64* vr, Int
   const char jobvl = 'N';
   const Int ldvl = 1;
   Int info = 0;
-  zgeev_(&jobvl, &jobvr, &n, a, &lda, w, nullptr, &ldvl, vr, &ldvr, work, &lwork, rwork, &info, 1,
+  scipy_zgeev_(&jobvl, &jobvr, &n, a, &lda, w, nullptr, &ldvl, vr, &ldvr, work, &lwork, rwork, &info, 1,
          1);
   return info;
 }

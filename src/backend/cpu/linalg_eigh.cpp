@@ -23,10 +23,10 @@ namespace lapack {
 
 extern "C" {
 // clang-format off
-void ssyevd_(const char* jobz, const char* uplo, const Int* n, float* a, const Int* lda, float* w, float* work, const Int* lwork, Int* iwork, const Int* liwork, Int* info, std::size_t, std::size_t);
-void dsyevd_(const char* jobz, const char* uplo, const Int* n, double* a, const Int* lda, double* w, double* work, const Int* lwork, Int* iwork, const Int* liwork, Int* info, std::size_t, std::size_t);
-void cheevd_(const char* jobz, const char* uplo, const Int* n, c32* a, const Int* lda, float* w, c32* work, const Int* lwork, float* rwork, const Int* lrwork, Int* iwork, const Int* liwork, Int* info, std::size_t, std::size_t);
-void zheevd_(const char* jobz, const char* uplo, const Int* n, c64* a, const Int* lda, double* w, c64* work, const Int* lwork, double* rwork, const Int* lrwork, Int* iwork, const Int* liwork, Int* info, std::size_t, std::size_t);
+void scipy_ssyevd_(const char* jobz, const char* uplo, const Int* n, float* a, const Int* lda, float* w, float* work, const Int* lwork, Int* iwork, const Int* liwork, Int* info, std::size_t, std::size_t);
+void scipy_dsyevd_(const char* jobz, const char* uplo, const Int* n, double* a, const Int* lda, double* w, double* work, const Int* lwork, Int* iwork, const Int* liwork, Int* info, std::size_t, std::size_t);
+void scipy_cheevd_(const char* jobz, const char* uplo, const Int* n, c32* a, const Int* lda, float* w, c32* work, const Int* lwork, float* rwork, const Int* lrwork, Int* iwork, const Int* liwork, Int* info, std::size_t, std::size_t);
+void scipy_zheevd_(const char* jobz, const char* uplo, const Int* n, c64* a, const Int* lda, double* w, c64* work, const Int* lwork, double* rwork, const Int* lrwork, Int* iwork, const Int* liwork, Int* info, std::size_t, std::size_t);
 // clang-format on
 }
 
@@ -35,25 +35,25 @@ void zheevd_(const char* jobz, const char* uplo, const Int* n, c64* a, const Int
 inline Int heevd(char jobz, char uplo, Int n, float* a, Int lda, float* w, float* work, Int lwork,
                  float*, Int, Int* iwork, Int liwork) {
   Int info = 0;
-  ssyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+  scipy_ssyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info, 1, 1);
   return info;
 }
 inline Int heevd(char jobz, char uplo, Int n, double* a, Int lda, double* w, double* work,
                  Int lwork, double*, Int, Int* iwork, Int liwork) {
   Int info = 0;
-  dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info, 1, 1);
+  scipy_dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info, 1, 1);
   return info;
 }
 inline Int heevd(char jobz, char uplo, Int n, c32* a, Int lda, float* w, c32* work, Int lwork,
                  float* rwork, Int lrwork, Int* iwork, Int liwork) {
   Int info = 0;
-  cheevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1, 1);
+  scipy_cheevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1, 1);
   return info;
 }
 inline Int heevd(char jobz, char uplo, Int n, c64* a, Int lda, double* w, c64* work, Int lwork,
                  double* rwork, Int lrwork, Int* iwork, Int liwork) {
   Int info = 0;
-  zheevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1, 1);
+  scipy_zheevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1, 1);
   return info;
 }
 

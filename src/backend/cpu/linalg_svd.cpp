@@ -23,10 +23,10 @@ namespace lapack {
 
 extern "C" {
 // clang-format off
-void sgesdd_(const char* jobz, const Int* m, const Int* n, float* a, const Int* lda, float* s, float* u, const Int* ldu, float* vt, const Int* ldvt, float* work, const Int* lwork, Int* iwork, Int* info, std::size_t);
-void dgesdd_(const char* jobz, const Int* m, const Int* n, double* a, const Int* lda, double* s, double* u, const Int* ldu, double* vt, const Int* ldvt, double* work, const Int* lwork, Int* iwork, Int* info, std::size_t);
-void cgesdd_(const char* jobz, const Int* m, const Int* n, c32* a, const Int* lda, float* s, c32* u, const Int* ldu, c32* vt, const Int* ldvt, c32* work, const Int* lwork, float* rwork, Int* iwork, Int* info, std::size_t);
-void zgesdd_(const char* jobz, const Int* m, const Int* n, c64* a, const Int* lda, double* s, c64* u, const Int* ldu, c64* vt, const Int* ldvt, c64* work, const Int* lwork, double* rwork, Int* iwork, Int* info, std::size_t);
+void scipy_sgesdd_(const char* jobz, const Int* m, const Int* n, float* a, const Int* lda, float* s, float* u, const Int* ldu, float* vt, const Int* ldvt, float* work, const Int* lwork, Int* iwork, Int* info, std::size_t);
+void scipy_dgesdd_(const char* jobz, const Int* m, const Int* n, double* a, const Int* lda, double* s, double* u, const Int* ldu, double* vt, const Int* ldvt, double* work, const Int* lwork, Int* iwork, Int* info, std::size_t);
+void scipy_cgesdd_(const char* jobz, const Int* m, const Int* n, c32* a, const Int* lda, float* s, c32* u, const Int* ldu, c32* vt, const Int* ldvt, c32* work, const Int* lwork, float* rwork, Int* iwork, Int* info, std::size_t);
+void scipy_zgesdd_(const char* jobz, const Int* m, const Int* n, c64* a, const Int* lda, double* s, c64* u, const Int* ldu, c64* vt, const Int* ldvt, c64* work, const Int* lwork, double* rwork, Int* iwork, Int* info, std::size_t);
 // clang-format on
 }
 
@@ -36,25 +36,25 @@ void zgesdd_(const char* jobz, const Int* m, const Int* n, c64* a, const Int* ld
 inline Int gesdd(char jobz, Int m, Int n, float* a, Int lda, float* s, float* u, Int ldu,
                  float* vt, Int ldvt, float* work, Int lwork, float*, Int* iwork) {
   Int info = 0;
-  sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info, 1);
+  scipy_sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info, 1);
   return info;
 }
 inline Int gesdd(char jobz, Int m, Int n, double* a, Int lda, double* s, double* u, Int ldu,
                  double* vt, Int ldvt, double* work, Int lwork, double*, Int* iwork) {
   Int info = 0;
-  dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info, 1);
+  scipy_dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info, 1);
   return info;
 }
 inline Int gesdd(char jobz, Int m, Int n, c32* a, Int lda, float* s, c32* u, Int ldu, c32* vt,
                  Int ldvt, c32* work, Int lwork, float* rwork, Int* iwork) {
   Int info = 0;
-  cgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info, 1);
+  scipy_cgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info, 1);
   return info;
 }
 inline Int gesdd(char jobz, Int m, Int n, c64* a, Int lda, double* s, c64* u, Int ldu, c64* vt,
                  Int ldvt, c64* work, Int lwork, double* rwork, Int* iwork) {
   Int info = 0;
-  zgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info, 1);
+  scipy_zgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info, 1);
   return info;
 }
 

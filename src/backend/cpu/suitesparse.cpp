@@ -13,7 +13,6 @@
 // index conversion.
 // Values of every dtype are held in double precision (float32/complex64 widened, results narrowed
 // back): neither UMFPACK nor CHOLMOD 3 (SuiteSparse 5.12) has single-precision factorizations.
-#include <cblas.h>
 #include <gpula/error.h>
 #include <gpula/log.h>
 #include <omp.h>
@@ -26,8 +25,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/cpu/blas_info.h"
 #include "format.h"
 #include "sparse_direct_backend.h"
+
+// SuiteSparse calls the system's BLAS and LAPACK (Debian's OpenBLAS), not the prefixed
+// scipy-openblas32 that gpula's dense code links; this asks the system one for its threading.
+extern "C" int openblas_get_parallel(void);
 
 namespace gpula::sparse::detail::cpu {
 
@@ -535,6 +539,7 @@ std::unique_ptr<DirectBackend> make_direct_backend(const CsrView& a,
     throw NotSupported(
         gpula::detail::cat("[", kOp, "] an empty (0 x 0) matrix has no factorization"));
   }
+  gpula::detail::cpu::warn_blas_core_once();
   const bool cplx = is_complex(a.dtype());
   static_assert(sizeof(SuiteSparse_long) == sizeof(int64_t));
   if (options.matrix_type == MatrixType::positive_definite) {
