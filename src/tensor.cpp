@@ -1,5 +1,7 @@
 #include <gpula/tensor.h>
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -40,6 +42,25 @@ Shape contiguous_strides(const Shape& shape) {
   return s;
 }
 
+namespace {
+
+// Host memory: 64-byte aligned; from 4 MiB on, 2 MiB aligned and advised to the kernel as
+// transparent-huge-page memory, as NumPy does for its arrays. A fresh large buffer is mmapped
+// and faults in on first touch: with 4 KiB pages a 32 MiB result costs 8192 faults (a 2048^2
+// fp64 Cholesky spent more time in them than SciPy's whole copy), with 2 MiB pages 16.
+void* host_allocate(std::size_t bytes) {
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  if (bytes < 2 * kHuge) return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  const std::size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* p = std::aligned_alloc(kHuge, size);
+#if defined(MADV_HUGEPAGE)
+  if (p) madvise(p, size, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
+#endif
+  return p;
+}
+
+}  // namespace
+
 Tensor Tensor::empty(const Shape& shape, DType dtype, Stream stream) {
   TensorView v{nullptr, dtype, shape, contiguous_strides(shape), stream.device};
   const std::size_t bytes = std::max<std::size_t>(1, size_of(dtype) * v.numel());
@@ -49,8 +70,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Stream stream) {
                     detail::cuda::deallocate(p, stream);
                   }));
   }
-  // 64-byte aligned host memory.
-  v.data = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  v.data = host_allocate(bytes);
   if (!v.data)
     detail::throw_error<OutOfMemory>("tensor.empty", "could not allocate ", bytes,
                                      " bytes of host memory");

@@ -314,8 +314,9 @@ TEST_P(CudaLinalgRbt, AsAccurateAsThePlainSolve) {
       EXPECT_TRUE(logged(logs, "RBT solve")) << "n " << n;
       // Double precision converges without the fallback; single precision may fall back to
       // pivoted LU (the inverted diagonal blocks of the unpivoted L cost accuracy there).
-      if (t == DType::f64 || t == DType::c128)
+      if (t == DType::f64 || t == DType::c128) {
         EXPECT_FALSE(logged(logs, "falling back")) << "n " << n;
+      }
       EXPECT_TRUE(unchanged(da, a) && unchanged(db, b));
     }
   }
