@@ -33,6 +33,11 @@ def median_ms(fn, reps=7):
 
 def main():
     print(gl.devices()["description"].splitlines()[0])
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            print("transparent huge pages:", f.read().strip())
+    except OSError:
+        print("transparent huge pages: unknown")
     rng = np.random.default_rng(0)
     for n in (2048, 4096):
         g = rng.standard_normal((n, n))
