@@ -230,6 +230,32 @@ def test_gram_method_falls_back_on_rank_deficient_and_nan(rng, caplog):
     assert np.isnan(gl.linalg.svdvals(bad, method="gram")).all()
 
 
+def _conditioned(rng, n, cond):
+    """float32 n x n matrix with singular values spaced geometrically from 1 to 1 / cond."""
+    q1, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    q2, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    return ((q1 * np.geomspace(1.0, 1.0 / cond, n)) @ q2.T).astype(np.float32)
+
+
+def test_gram_method_accepts_moderate_condition_and_measures_orthogonality(rng, caplog):
+    # cond 1e5 (past the former n eps64 / eps32 bound at n = 200: 3.7e-7): accepted, u
+    # orthonormal to the float32 reference's accuracy. cond 1e7: u = a V / sigma loses
+    # orthogonality (about eps64 cond^2), the measured ||u^H u - I||_F is past n eps32, and the
+    # call reruns as gesvd (logged) with an accurate result.
+    n = 200
+    a = _conditioned(rng, n, 1e5)
+    with caplog.at_level("DEBUG", logger="gpula"):
+        u, s, vh = gl.linalg.svd(a, method="gram")
+    assert "rerunning" not in caplog.text and "method gram: float64 eigh" in caplog.text
+    check_svd(a.astype(np.float64), u, s, vh, TOL["float32"], False)
+    caplog.clear()
+    a = _conditioned(rng, n, 1e7)
+    with caplog.at_level("INFO", logger="gpula"):
+        u, s, vh = gl.linalg.svd(a, method="gram")
+    assert "||u^H u - I||_F" in caplog.text and "rerunning with gesvd" in caplog.text
+    check_svd(a.astype(np.float64), u, s, vh, TOL["float32"], False)
+
+
 @pytest.mark.gpu
 def test_gpu_auto_on_large_float32_takes_gram(rng, caplog):
     torch = pytest.importorskip("torch")
