@@ -116,7 +116,10 @@ def test_cupy_matches_scipy(dtype):
     a = _random(300, dtype, 10)
     b = np.random.default_rng(11).standard_normal((300, 2)).astype(dtype)
     with gl.sparse.DirectSolver(csp.csr_matrix(a), cupy.asarray(b)) as s:
-        s.plan()
+        try:
+            s.plan()
+        except gl.NotCompiled as e:  # cuDSS is optional (CMakeLists.txt): a build without it
+            pytest.skip(str(e))
         s.factorize()
         x = s.solve()
         assert isinstance(x, cupy.ndarray)
