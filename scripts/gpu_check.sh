@@ -116,8 +116,9 @@ stage_deps() {
 # .deps/pyblas: CMake finds it through GPULA_OPENBLAS_ROOT, Python (import gpula loads it first)
 # through PYTHONPATH.
 unpack_openblas() {
-  local wheels=("$ROOT"/.deps/wheels/scipy_openblas32-*.whl)
-  if [[ ! -e ${wheels[0]} ]]; then
+  local wheels
+  mapfile -t wheels < <(ls "$ROOT"/.deps/wheels/scipy_openblas32-*.whl 2>/dev/null | sort -V -r)
+  if [[ ${#wheels[@]} -eq 0 ]]; then
     echo "no scipy_openblas32 wheel in .deps/wheels (see README.md, GPU workflow)"
     DETAIL="no .deps/wheels/scipy_openblas32-*.whl"
     return 1

@@ -53,8 +53,9 @@ Tensor cho_solve(const TensorView& c, const TensorView& b, bool lower = true,
 
 /// LU with partial pivoting as scipy.linalg.lu_factor: packed L\U (unit L below the diagonal),
 /// column-major per matrix as scipy returns it (strides {.., 1, n}: the layout LAPACK and
-/// cuSOLVER leave it in), and 0-based int32 pivots (row i was interchanged with row pivots[i]),
-/// shape (..., n).
+/// cuSOLVER leave it in; row-major where it is copied back from another device: device = cuda
+/// for host data, fallback = cpu), and 0-based int32 pivots (row i was interchanged with row
+/// pivots[i]), shape (..., n).
 /// info[i] = k > 0: U[k-1, k-1] is exactly zero. The factorization is still complete, but with
 /// check_info (the default) it raises SingularMatrix, as torch.linalg.lu_factor does (scipy only
 /// warns); check_info = false returns it.

@@ -190,7 +190,8 @@ def lu_factor(
 
     ``lu`` packs unit-lower L below the diagonal and U on and above it, column-major per
     matrix as SciPy returns it (Fortran order for one matrix; no copy back from LAPACK's or
-    cuSOLVER's layout); ``piv`` holds 0-based int32 pivots (row i was interchanged with row
+    cuSOLVER's layout; C order where it is copied from another device: ``device=``,
+    ``fallback=``); ``piv`` holds 0-based int32 pivots (row i was interchanged with row
     piv[i]), shape ``(..., n)``. An exactly
     singular matrix raises gl.SingularMatrix (``.index``: the zero pivot U[i, i]) unless
     ``check_info=False``, which returns ``((lu, piv), info)``.

@@ -219,7 +219,8 @@ def test_gram_method_matches_numpy(xp, rng, dtype, shape):
 
 
 def test_gram_method_falls_back_on_rank_deficient_and_nan(rng, caplog):
-    # A sigma below n eps64 / eps32 of sigma_1 (here exactly 0) fails the accuracy test: the
+    # Rank 3 (the other sigmas at float32 rounding level) fails an accuracy test (sigma below
+    # 2 eps64 / eps32 of sigma_1, or u's measured orthogonality): the
     # call reruns as gesvd (logged) and still returns an orthonormal u.
     a = (rng.standard_normal((50, 3)) @ rng.standard_normal((3, 20))).astype(np.float32)
     with caplog.at_level("INFO", logger="gpula"):

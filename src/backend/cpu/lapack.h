@@ -1,5 +1,6 @@
 #pragma once
-// Typed shim over the Fortran LAPACK that OpenBLAS exports (spotrf_, zgetrf_, ...): one overload
+// Typed shim over the Fortran LAPACK that scipy-openblas32 exports (scipy_spotrf_,
+// scipy_zgetrf_, ...; every symbol carries its scipy_ prefix, CMakeLists.txt says why): one overload
 // per element type, so templated backend code calls lapack::potrf(...) for float, double,
 // std::complex<float> and std::complex<double> alike. The symbols are declared here (no LAPACKE
 // package needed); character arguments carry gfortran's hidden length at the end, which
