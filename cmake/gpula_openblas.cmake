@@ -7,18 +7,15 @@
 #
 # The folder comes from GPULA_OPENBLAS_ROOT (a CMake variable, else the environment), else from
 # the Python CMake finds (import scipy_openblas32). Searched again at every configure.
+include("${CMAKE_CURRENT_LIST_DIR}/gpula_python.cmake")
 if(NOT TARGET gpula::scipy_openblas)
   set(_gpula_openblas_root "${GPULA_OPENBLAS_ROOT}")
   if(NOT _gpula_openblas_root AND DEFINED ENV{GPULA_OPENBLAS_ROOT})
     set(_gpula_openblas_root "$ENV{GPULA_OPENBLAS_ROOT}")
   endif()
   if(NOT _gpula_openblas_root)
-    find_package(Python 3.9 COMPONENTS Interpreter QUIET)
-    if(Python_EXECUTABLE)
-      execute_process(COMMAND "${Python_EXECUTABLE}" -c
-        "import os, scipy_openblas32 as s; print(os.path.dirname(s.__file__))"
-        OUTPUT_VARIABLE _gpula_openblas_root OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-    endif()
+    gpula_python_print(_gpula_openblas_root
+      "import os, scipy_openblas32 as s; print(os.path.dirname(s.__file__))")
   endif()
   # (a value left in the cache by an older gpula would stop the search: drop it)
   unset(GPULA_OPENBLAS_INCLUDE CACHE)
