@@ -177,6 +177,18 @@ TEST(DeviceTest, Basics) {
 #endif
 }
 
+TEST(TensorTest, LargeHostAllocationsAreHugePageAligned) {
+  // From 4 MiB on, host memory is 2 MiB aligned (advised as transparent huge pages); below, 64.
+  Tensor big = Tensor::empty({(4 << 20) / 8 + 1}, DType::f64, Stream{});
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % (2u << 20), 0u);
+  auto* p = static_cast<double*>(big.data());
+  p[0] = 1.0;
+  p[(4 << 20) / 8] = 2.0;  // the last element is inside the allocation
+  EXPECT_EQ(p[(4 << 20) / 8], 2.0);
+  Tensor small = Tensor::empty({1000}, DType::f32, Stream{});
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small.data()) % 64, 0u);
+}
+
 TEST(TensorTest, EmptyOnCpu) {
   Tensor t = Tensor::empty({3, 5}, DType::f64, Stream{});
   ASSERT_TRUE(t.defined());

@@ -94,6 +94,7 @@ TEST(LinalgCpu, LuFactorMatchesScipy) {
   for (DType t : linalg_test::float_types()) {
     HostTensor a = from_rows({{1, 2}, {3, 4}}, t);
     la::LU r = la::lu_factor(a.view);  // scipy: lu [[3, 4], [1/3, 2/3]], piv [1, 1]
+    EXPECT_EQ(r.lu.view().strides, (Shape{1, 2}));  // column-major, as scipy returns it
     EXPECT_NEAR(std::abs(at(r.lu.view(), {0, 0}) - 3.0), 0.0, 1e-6);
     EXPECT_NEAR(std::abs(at(r.lu.view(), {0, 1}) - 4.0), 0.0, 1e-6);
     EXPECT_NEAR(std::abs(at(r.lu.view(), {1, 0}) - 1.0 / 3), 0.0, 1e-6);

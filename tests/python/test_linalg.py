@@ -70,6 +70,10 @@ def test_lu_factor_matches_scipy(xp, rng, dtype, batch):
     lu, piv = gl.linalg.lu_factor(a)
     xp.empty_like_check(lu, dtype, (*batch, n, n))
     xp.empty_like_check(piv, "int32", (*batch, n))
+    # Column-major per matrix, as SciPy returns it: element strides (..., 1, n).
+    strides = lu.stride() if callable(getattr(lu, "stride", None)) else tuple(
+        s // lu.itemsize for s in lu.strides)
+    assert tuple(strides[-2:]) == (1, n)
     for i in np.ndindex(*batch):
         ref_lu, ref_piv = sl.lu_factor(a64[i])
         np.testing.assert_array_equal(to_np64(piv)[i], ref_piv)
