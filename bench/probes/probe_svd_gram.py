@@ -1,7 +1,7 @@
 """Probe: how often svd(method="auto") keeps its gram path on Gaussian 4096 x 4096 float32
 matrices (fresh ones, seeds 0-7), and what the result costs and how accurate it is each time.
 
-For each matrix: the time of gl.linalg.svd (median of 3, CUDA events), whether the call reran
+For each matrix: the time of gl.linalg.svd (median of 3, CUDA events, bench_linalg.gpu_time), whether the call reran
 as gesvd (gpula's log), sigma_1 / sigma_n from the returned s, the reconstruction error
 ||a - u s vh||_F / ||a||_F and the orthogonality max(||u^H u - I||_F, ||vh vh^H - I||_F), both
 in float64. Reports only.
@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sys
 
 import torch
 
 import gpula as gl
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench_linalg import gpu_time  # noqa: E402  (the benchmarks' CUDA-event timer)
 
 
 class Notes(logging.Handler):
@@ -26,19 +31,6 @@ class Notes(logging.Handler):
 
     def emit(self, record):
         self.lines.append(record.getMessage())
-
-
-def timed(fn, reps=3):
-    out = fn()
-    ts = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        out = fn()
-        end.record()
-        torch.cuda.synchronize()
-        ts.append(start.elapsed_time(end))
-    return sorted(ts)[len(ts) // 2], out
 
 
 def main():
@@ -57,7 +49,7 @@ def main():
         g = torch.Generator(device="cuda").manual_seed(seed)
         a = torch.randn(args.n, args.n, dtype=torch.float32, device="cuda", generator=g)
         notes.lines.clear()
-        ms, (u, s, vh) = timed(lambda: gl.linalg.svd(a))
+        ms, (u, s, vh) = gpu_time(lambda: gl.linalg.svd(a), 3)
         path = "gesvd (rerun)" if any("rerunning" in m for m in notes.lines) else "gram"
         a64, u64, s64, vh64 = a.double(), u.double(), s.double(), vh.double()
         rec = float(torch.linalg.matrix_norm(a64 - (u64 * s64) @ vh64) / torch.linalg.matrix_norm(a64))

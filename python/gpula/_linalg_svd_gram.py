@@ -133,12 +133,9 @@ def _orthogonality(u: Any) -> np.ndarray:
     """||u^H u - I||_F per matrix, on the host (float64 u on any package and device)."""
     from ._linalg_topk import _adj, _contig, _mm, _to_host
 
-    def host(x: Any) -> np.ndarray:  # NumPy reductions of one matrix give a NumPy scalar
-        return np.asarray(x) if isinstance(x, (np.ndarray, np.generic)) else _to_host(x)
-
     p = _mm(_contig(_adj(u)), u)
     d = p.diagonal(0, -2, -1)  # the same call on NumPy, CuPy and torch
-    total = host((abs(p) ** 2).sum(-1).sum(-1))
-    diag = host((abs(d) ** 2).sum(-1))
-    dev = host((abs(d - 1) ** 2).sum(-1))
+    total = _to_host((abs(p) ** 2).sum(-1).sum(-1))
+    diag = _to_host((abs(d) ** 2).sum(-1))
+    dev = _to_host((abs(d - 1) ** 2).sum(-1))
     return np.sqrt(np.maximum(total - diag, 0.0) + dev)

@@ -71,8 +71,8 @@ def _np_dtype(x: Any) -> np.dtype:
 
 
 def _to_host(x: Any) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        return x
+    if isinstance(x, (np.ndarray, np.generic)):  # a NumPy reduction may give a NumPy scalar
+        return np.asarray(x)
     if hasattr(x, "get"):
         return x.get()
     return x.detach().cpu().numpy()

@@ -6,12 +6,8 @@
 #include <mutex>
 #include <sstream>
 
-// The system OpenBLAS (SuiteSparse's BLAS), unprefixed; its header is not on the include path.
-extern "C" {
-char* openblas_get_config(void);
-char* openblas_get_corename(void);
-int openblas_get_num_threads(void);
-}
+#include "backend/cpu/system_openblas.h"
+
 
 namespace gpula::detail::cpu {
 namespace {

@@ -26,12 +26,10 @@
 #include <vector>
 
 #include "backend/cpu/blas_info.h"
+#include "backend/cpu/system_openblas.h"
 #include "format.h"
 #include "sparse_direct_backend.h"
 
-// SuiteSparse calls the system's BLAS and LAPACK (Debian's OpenBLAS), not the prefixed
-// scipy-openblas32 that gpula's dense code links; this asks the system one for its threading.
-extern "C" int openblas_get_parallel(void);
 
 namespace gpula::sparse::detail::cpu {
 
