@@ -2,6 +2,8 @@
 // The interface between the DirectSolver front (argument and state checks) and a backend.
 #include <gpula/sparse_direct.h>
 
+#include "sparse_ordering.h"
+
 #include <memory>
 #include <string>
 
@@ -17,6 +19,12 @@ class DirectBackend {
   virtual void set_values(const TensorView& values) = 0;  // (nnz,), A's dtype and device
   /// b and x: contiguous (n,) or (n, k) row-major.
   virtual void solve(const TensorView& b, const TensorView& x) = 0;
+  /// The library's own ordering, by name ("cudss", "cholmod", "umfpack").
+  virtual std::string library_ordering() const = 0;
+  /// Whether use_ordering() is supported.
+  virtual bool takes_ordering() const { return false; }
+  /// For the next analyze(): gpula's nested dissection instead of the library's ordering.
+  virtual void use_ordering(const NestedDissection& nd);
 };
 
 namespace cpu {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace gpula::sparse {
 
@@ -22,9 +23,23 @@ enum class MatrixType : uint8_t { general, symmetric, positive_definite, hermiti
 /// Which part of A the CSR arrays hold. Only `full` is supported for now.
 enum class StoredTriangle : uint8_t { full, lower, upper };
 
+/// The fill-reducing ordering plan() uses.
+/// - automatic: on the GPU, gpula's level-set nested dissection (parallel on the host, much
+///   faster than cuDSS's own reordering on large mesh-like matrices) for n >= 131072 when its
+///   separators pass the quality check (root separator <= 10% of n, every separator <= 35% of
+///   its subgraph: level sets make poor separators on graphs of small diameter), else cuDSS's
+///   own; on the CPU, SuiteSparse's own.
+/// - library: always the backend library's own (cuDSS's nested dissection, CHOLMOD's, UMFPACK's).
+/// - level_set: gpula's nested dissection at any size and without the quality check, as long as
+///   it fills its dissection tree (else cuDSS's own, logged at WARNING). GPU only: a CPU matrix
+///   throws NotSupported.
+/// plan() logs the choice at INFO; DirectSolver::ordering() says which one was used.
+enum class Ordering : uint8_t { automatic, library, level_set };
+
 struct DirectSolverOptions {
   MatrixType matrix_type = MatrixType::general;
   StoredTriangle triangle = StoredTriangle::full;
+  Ordering ordering = Ordering::automatic;
 };
 
 /// A's arrays are copied at construction (the solver owns its pattern and values); b and x of
@@ -56,6 +71,9 @@ class DirectSolver {
 
   bool planned() const;
   bool factorized() const;
+  /// The ordering the last plan() used: "level_set" (gpula's nested dissection), or the
+  /// library's own: "cudss", "cholmod", "umfpack"; "" before plan().
+  std::string ordering() const;
 
   struct Impl;
 

@@ -27,6 +27,14 @@ sparse::StoredTriangle parse_triangle(const std::string& s) {
                         s + "'");
 }
 
+sparse::Ordering parse_ordering(const std::string& s) {
+  if (s == "auto") return sparse::Ordering::automatic;
+  if (s == "library") return sparse::Ordering::library;
+  if (s == "level_set") return sparse::Ordering::level_set;
+  throw InvalidArgument(
+      "[sparse.DirectSolver] ordering must be 'auto', 'library' or 'level_set', got '" + s + "'");
+}
+
 sparse::CsrView csr_of(int64_t rows, int64_t cols, nb::handle indptr, nb::handle indices,
                        nb::handle values) {
   sparse::CsrView a;
@@ -46,14 +54,15 @@ void init_sparse_direct(nb::module_& m) {
           "__init__",
           [](sparse::DirectSolver* self, int64_t rows, int64_t cols, nb::handle indptr,
              nb::handle indices, nb::handle values, const std::string& assume_a,
-             const std::string& triangle) {
+             const std::string& triangle, const std::string& ordering) {
             sparse::DirectSolverOptions o;
             o.matrix_type = parse_matrix_type(assume_a);
             o.triangle = parse_triangle(triangle);
+            o.ordering = parse_ordering(ordering);
             new (self) sparse::DirectSolver(csr_of(rows, cols, indptr, indices, values), o);
           },
           nb::arg("rows"), nb::arg("cols"), nb::arg("indptr"), nb::arg("indices"), nb::arg("data"),
-          nb::arg("assume_a") = "gen", nb::arg("triangle") = "full")
+          nb::arg("assume_a") = "gen", nb::arg("triangle") = "full", nb::arg("ordering") = "auto")
       .def("plan",
            [](sparse::DirectSolver& s) {
              nb::gil_scoped_release r;
@@ -81,7 +90,8 @@ void init_sparse_direct(nb::module_& m) {
               nb::handle values) { s.reset_matrix(csr_of(rows, cols, indptr, indices, values)); })
       .def("free", &sparse::DirectSolver::free)
       .def_prop_ro("planned", &sparse::DirectSolver::planned)
-      .def_prop_ro("factorized", &sparse::DirectSolver::factorized);
+      .def_prop_ro("factorized", &sparse::DirectSolver::factorized)
+      .def_prop_ro("ordering", &sparse::DirectSolver::ordering);
 }
 
 }  // namespace gpula::python

@@ -274,3 +274,95 @@ def test_plan_logs_the_ordering(caplog, assume, expected):
     messages = [r.getMessage() for r in caplog.records if r.name == "gpula"]
     assert any(expected in m for m in messages), messages
     assert np.linalg.norm(a @ x - b) < 1e-10 * np.linalg.norm(b)
+
+
+# ---- the ordering option ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("assume, library", [("pos", "cholmod"), ("gen", "umfpack")])
+@pytest.mark.parametrize("ordering", ["auto", "library"])
+def test_cpu_ordering_is_the_librarys(assume, library, ordering):
+    a = _poisson(30)
+    b = np.ones(a.shape[0])
+    with gl.sparse.DirectSolver(a, b, {"assume_a": assume, "ordering": ordering}) as s:
+        assert s.ordering == ""
+        s.plan()
+        assert s.ordering == library
+        s.factorize()
+        assert np.linalg.norm(a @ s.solve() - b) < 1e-10 * np.linalg.norm(b)
+
+
+def test_cpu_level_set_ordering_is_not_supported():
+    with pytest.raises(gl.NotSupported, match="ordering 'level_set' is only supported on the GPU"):
+        gl.sparse.DirectSolver(_poisson(10), np.ones(100), {"ordering": "level_set"})
+
+
+def test_unknown_ordering_is_value_error():
+    with pytest.raises(ValueError, match="ordering must be one of .* got 'metis'"):
+        gl.sparse.DirectSolver(_poisson(10), np.ones(100), {"ordering": "metis"})
+
+
+def _arrow(n):
+    """A hub joined to every other vertex (a star graph), diagonally dominant: level sets make
+    no usable separators of it."""
+    a = sp.lil_matrix((n, n))
+    a[0, 1:] = 1.0
+    a[1:, 0] = 1.0
+    a.setdiag(np.full(n, float(n)))
+    return sp.csr_matrix(a)
+
+
+def _gpu_solve(a, b, options):
+    cupy = pytest.importorskip("cupy")
+    import cupyx.scipy.sparse as csp
+
+    with gl.sparse.DirectSolver(csp.csr_matrix(a), cupy.asarray(b), options) as s:
+        try:
+            s.plan()
+        except gl.NotCompiled as e:
+            pytest.skip(str(e))
+        s.factorize()
+        x = cupy.asnumpy(s.solve())
+        used = s.ordering
+        # refactorization with new values keeps the plan (and the ordering)
+        a2 = sp.csr_matrix(a * 1.5 + sp.identity(a.shape[0]))
+        a2.sort_indices()
+        s.reset_operands(a=csp.csr_matrix(a2))
+        s.factorize()
+        x2 = cupy.asnumpy(s.solve())
+        assert s.ordering == used
+    return x, x2, a2, used
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("assume", ["pos", "gen"])
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+def test_gpu_level_set_ordering_matches_scipy(assume, index):
+    a = _poisson(150)  # n = 22500: below the automatic threshold, so forced
+    a.indptr = a.indptr.astype(index)
+    a.indices = a.indices.astype(index)
+    b = np.random.default_rng(3).standard_normal(a.shape[0])
+    x, x2, a2, used = _gpu_solve(a, b, {"assume_a": assume, "ordering": "level_set"})
+    assert used == "level_set"
+    np.testing.assert_allclose(x, spla.spsolve(a.tocsc(), b), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(x2, spla.spsolve(a2.tocsc(), b), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.gpu
+def test_gpu_automatic_ordering_by_size_and_shape(caplog):
+    b = np.random.default_rng(4).standard_normal(400 * 400)
+    a = _poisson(400)  # n = 160000 >= 131072: gpula's nested dissection
+    with caplog.at_level(logging.INFO, logger="gpula"):
+        x, _, _, used = _gpu_solve(a, b, {"assume_a": "pos"})
+    assert used == "level_set"
+    assert np.linalg.norm(a @ x - b) < 1e-10 * np.linalg.norm(b)
+    assert any("ordering: level-set nested dissection" in r.getMessage() for r in caplog.records)
+    small = _poisson(100)  # below the threshold: cuDSS's own
+    _, _, _, used = _gpu_solve(small, b[:10000], {"assume_a": "pos"})
+    assert used == "cudss"
+    star = _arrow(140000)  # large, but level sets make poor separators: cuDSS's own
+    x, _, _, used = _gpu_solve(star, b[:140000], {"assume_a": "pos"})
+    assert used == "cudss"
+    assert np.linalg.norm(star @ x - b[:140000]) < 1e-10 * np.linalg.norm(b[:140000])
+    _, _, _, used = _gpu_solve(a, b, {"assume_a": "pos", "ordering": "library"})
+    assert used == "cudss"

@@ -20,6 +20,7 @@ from .._log import logger, sync_level
 
 _ASSUME = ("gen", "sym", "pos", "her")
 _TRIANGLES = ("full", "lower", "upper")
+_ORDERINGS = ("auto", "library", "level_set")
 
 
 def _csr_arrays(a: Any, shape: Optional[tuple] = None):
@@ -76,6 +77,11 @@ class DirectSolver:
     """Solves ``A x = b`` for a sparse square ``A`` in phases.
 
     ``plan()`` (reordering and symbolic analysis), ``factorize()``, ``solve() -> x``;
+    options: ``assume_a`` ('gen', 'sym', 'pos', 'her'), ``ordering``: 'auto' (default: on the
+    GPU, gpula's parallel level-set nested dissection for n >= 131072 when its separators pass
+    a quality check, else cuDSS's own; on the CPU, SuiteSparse's), 'library' (always the
+    library's own) or 'level_set' (gpula's at any size; GPU only). ``ordering`` (after
+    ``plan()``) names the one used: 'level_set', 'cudss', 'cholmod' or 'umfpack'.
     ``reset_operands(a=..., b=...)`` swaps in new values of the same pattern (the next
     ``factorize()`` reuses the plan; a different pattern raises ValueError naming what changed).
     Usable as a context manager (``free()`` on exit).
@@ -93,6 +99,7 @@ class DirectSolver:
         opts = dict(options or {})
         assume = opts.pop("assume_a", opts.pop("matrix_type", "gen"))
         triangle = opts.pop("triangle", "full")
+        ordering = opts.pop("ordering", "auto")
         if opts:
             raise ValueError(f"[sparse.DirectSolver] unknown options {sorted(opts)}")
         if assume not in _ASSUME:
@@ -101,12 +108,16 @@ class DirectSolver:
             raise ValueError(
                 f"[sparse.DirectSolver] triangle must be one of {_TRIANGLES}, got {triangle!r}"
             )
+        if ordering not in _ORDERINGS:
+            raise ValueError(
+                f"[sparse.DirectSolver] ordering must be one of {_ORDERINGS}, got {ordering!r}"
+            )
         rows, cols, data, indices, indptr = _csr_arrays(a)
         self._shape = (rows, cols)
         self._dtype = _dtype_of(data)
         self._keep = (_contiguous(data), _contiguous(indices), _contiguous(indptr))
         self._impl = _gpula.SparseDirectSolver(
-            rows, cols, self._keep[2], self._keep[1], self._keep[0], assume, triangle
+            rows, cols, self._keep[2], self._keep[1], self._keep[0], assume, triangle, ordering
         )
         self._b = self._check_b(b)
 
@@ -126,6 +137,12 @@ class DirectSolver:
         """Reordering and symbolic analysis; the ordering chosen is logged at level INFO."""
         sync_level()
         self._impl.plan()
+
+    @property
+    def ordering(self) -> str:
+        """The ordering the last ``plan()`` used ('' before): 'level_set', 'cudss', 'cholmod',
+        'umfpack'."""
+        return self._impl.ordering
 
     def factorize(self) -> None:
         self._impl.factorize()

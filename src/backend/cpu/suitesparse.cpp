@@ -188,6 +188,8 @@ class UmfpackBackend final : public DirectBackend {
   }
   ~UmfpackBackend() override { release(); }
 
+  std::string library_ordering() const override { return "umfpack"; }
+
   void analyze() override {
     release();
     double info[UMFPACK_INFO];
@@ -449,6 +451,8 @@ class CholmodBackend final : public DirectBackend {
   }
 
   // Fill-reducing ordering + supernodal symbolic analysis (kept for every refactorization).
+  std::string library_ordering() const override { return "cholmod"; }
+
   void analyze() override {
     if (factor_) C::free_factor(&factor_, &common_);
     factor_ = C::analyze(&a_, &common_);

@@ -1,0 +1,282 @@
+"""Probe: can a fill-reducing ordering computed outside cuDSS make the first sparse direct solve
+faster? cuDSS 1.0 spends 1.2-1.3 s of the 1.4 s first solve of the 2-D Poisson matrix (n = 1e6)
+in its reordering, with 16 host threads. This probe times, on the same matrix:
+
+- METIS_NodeND (libmetis 5.1, serial), and one top-level METIS_ComputeVertexSeparator;
+- a nested dissection that runs METIS on independent subgraphs in parallel (separators for the
+  top levels, METIS_NodeND for the leaves; Python threads, ctypes releases the GIL);
+- cuDSS's phases with each ordering handed over as CUDSS_DATA_USER_PERM (and its inverse, to
+  learn cuDSS's convention from the fill), against cuDSS's own reordering.
+
+Host wall clock around each phase, ending with a device synchronize. Reports only.
+
+    python bench/probes/probe_cudss_user_perm.py [--m 1000] [--levels 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+from probe_cudss import (CONFIG_HOST_NTHREADS, CONFIG_REORDERING_ALG, CUDA_R_32I, CUDA_R_64F,
+                         DATA_LU_NNZ, MTYPE_SPD, MVIEW_FULL, PHASE_FACTORIZATION,
+                         PHASE_REORDERING, PHASE_SOLVE, PHASE_SYMBOLIC, Cudss, library_dir,
+                         poisson)
+
+DATA_PERM_REORDER_ROW = 4
+DATA_USER_PERM = 9
+DATA_USER_ND_PARTITION_TREE = 21
+DATA_ND_PARTITION_TREE = 22
+CONFIG_ND_NLEVELS = 17
+ALG_NESTED_DISSECTION = 4
+I32P = ctypes.POINTER(ctypes.c_int32)
+
+
+def p32(a):
+    return a.ctypes.data_as(I32P)
+
+
+class Metis:
+    def __init__(self):
+        self.lib = ctypes.CDLL("libmetis.so.5")
+
+    def options(self):
+        o = np.zeros(40, np.int32)
+        self.lib.METIS_SetDefaultOptions(p32(o))
+        return o
+
+    def nodend(self, g):
+        n = g.shape[0]
+        perm, iperm = np.empty(n, np.int32), np.empty(n, np.int32)
+        nv = ctypes.c_int32(n)
+        r = self.lib.METIS_NodeND(ctypes.byref(nv), p32(g.indptr), p32(g.indices), None,
+                                  p32(self.options()), p32(perm), p32(iperm))
+        assert r == 1, f"METIS_NodeND returned {r}"
+        return perm  # row i of the permuted matrix is row perm[i] of the original
+
+    def separator(self, g):
+        n = g.shape[0]
+        part = np.empty(n, np.int32)
+        nv, ss = ctypes.c_int32(n), ctypes.c_int32()
+        r = self.lib.METIS_ComputeVertexSeparator(ctypes.byref(nv), p32(g.indptr), p32(g.indices),
+                                                  None, p32(self.options()), ctypes.byref(ss),
+                                                  p32(part))
+        assert r == 1, f"METIS_ComputeVertexSeparator returned {r}"
+        return part
+
+
+def adjacency(a):
+    g = a.tocsr().copy()
+    g.setdiag(0)
+    g.eliminate_zeros()
+    g.sort_indices()
+    g.indptr = g.indptr.astype(np.int32)
+    g.indices = g.indices.astype(np.int32)
+    return g
+
+
+def parallel_nd(metis, g, levels, pool, sizes=None, node=0):
+    """Order (new -> old) of g's vertices: parts first, separator last, parts in parallel.
+    sizes[node] (heap numbering: children 2 node + 1 and 2 node + 2) gets the number of vertices
+    a tree node holds: its separator, or at depth `levels` its whole part."""
+    n = g.shape[0]
+    if levels == 0 or n < 64:
+        if sizes is not None:
+            sizes[node] = n
+            if levels > 0:  # too small to split: empty subtrees below
+                stack = [2 * node + 1, 2 * node + 2]
+                while stack:
+                    k = stack.pop()
+                    if k < len(sizes):
+                        sizes[k] = 0
+                        stack += [2 * k + 1, 2 * k + 2]
+                sizes[node] = 0
+                # keep the vertices in the leftmost leaf below node
+                k = node
+                while 2 * k + 1 < len(sizes):
+                    k = 2 * k + 1
+                sizes[k] = n
+        return metis.nodend(g).astype(np.int64) if n > 0 else np.empty(0, np.int64)
+    part = metis.separator(g)
+    ia, ib, isep = (np.flatnonzero(part == k) for k in (0, 1, 2))
+    if sizes is not None:
+        sizes[node] = len(isep)
+    ga, gb = adjacency(g[ia][:, ia]), adjacency(g[ib][:, ib])
+    fa = pool.submit(parallel_nd, metis, ga, levels - 1, pool, sizes, 2 * node + 1)
+    ob = parallel_nd(metis, gb, levels - 1, pool, sizes, 2 * node + 2)
+    return np.concatenate([ia[fa.result()], ib[ob], isep])
+
+
+def tree_layouts(sizes):
+    """The heap-numbered node sizes in three candidate layouts for CUDSS_DATA_USER_ND_PARTITION_TREE."""
+    depth = int(np.log2(len(sizes) + 1))
+    levels = [sizes[(1 << d) - 1:(1 << (d + 1)) - 1] for d in range(depth)]
+    post = []
+
+    def walk(k):
+        if 2 * k + 1 < len(sizes):
+            walk(2 * k + 1)
+            walk(2 * k + 2)
+        post.append(sizes[k])
+
+    walk(0)
+    return {"heap": np.asarray(sizes, np.int32),
+            "bottom-up levels": np.concatenate(levels[::-1]).astype(np.int32),
+            "post-order": np.asarray(post, np.int32)}
+
+
+def get_array(cu, data, param, dtype=np.int32):
+    lib, h = cu.lib, cu.handle
+    nbytes = ctypes.c_size_t(0)
+    st = lib.cudssDataGet(h, data, param, ctypes.c_void_p(None), ctypes.c_size_t(0),
+                          ctypes.byref(nbytes))
+    if st != 0 or nbytes.value == 0:
+        return None, st
+    out = np.zeros(nbytes.value // np.dtype(dtype).itemsize, dtype)
+    written = ctypes.c_size_t(0)
+    st = lib.cudssDataGet(h, data, param, ctypes.c_void_p(out.ctypes.data), nbytes,
+                          ctypes.byref(written))
+    return (out if st == 0 else None), st
+
+
+def cudss_phases(cu, cp, a, b, perm, threads, alg=0, nlevels=0, tree=None):
+    lib, h = cu.lib, cu.handle
+    vp = ctypes.c_void_p
+    n, nnz = a.shape[0], a.nnz
+    indptr = cp.asarray(a.indptr.astype(np.int32))
+    indices = cp.asarray(a.indices.astype(np.int32))
+    values = cp.asarray(a.data)
+    db = cp.asarray(b)
+    dx = cp.zeros_like(db)
+    config, data, mat, bm, xm = vp(), vp(), vp(), vp(), vp()
+    cu.ok(lib.cudssConfigCreate(ctypes.byref(config)), "cudssConfigCreate")
+    cu.ok(lib.cudssDataCreate(h, ctypes.byref(data)), "cudssDataCreate")
+    ra = ctypes.c_int(alg)
+    cu.ok(lib.cudssConfigSet(config, CONFIG_REORDERING_ALG, ctypes.byref(ra), 4), "alg")
+    nt = ctypes.c_int(threads)
+    cu.ok(lib.cudssConfigSet(config, CONFIG_HOST_NTHREADS, ctypes.byref(nt), 4), "nthreads")
+    if nlevels:
+        nl = ctypes.c_int(nlevels)
+        cu.ok(lib.cudssConfigSet(config, CONFIG_ND_NLEVELS, ctypes.byref(nl), 4), "nlevels")
+    cu.ok(lib.cudssMatrixCreateCsr(
+        ctypes.byref(mat), ctypes.c_int64(n), ctypes.c_int64(n), ctypes.c_int64(nnz),
+        vp(indptr.data.ptr), vp(None), vp(indices.data.ptr), vp(values.data.ptr),
+        CUDA_R_32I, CUDA_R_32I, CUDA_R_64F, MTYPE_SPD, MVIEW_FULL, 0), "csr")
+    for m_, arr in ((bm, db), (xm, dx)):
+        cu.ok(lib.cudssMatrixCreateDn(ctypes.byref(m_), ctypes.c_int64(n), ctypes.c_int64(1),
+                                      ctypes.c_int64(n), vp(arr.data.ptr), CUDA_R_64F, 0), "dn")
+    cu.ok(lib.cudssSetStream(h, vp(cp.cuda.get_current_stream().ptr)), "stream")
+    times = {}
+    cp.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    if perm is not None:
+        p = np.ascontiguousarray(perm, dtype=np.int32)
+        cu.ok(lib.cudssDataSet(h, data, DATA_USER_PERM, vp(p.ctypes.data), ctypes.c_size_t(4 * n)),
+              "user perm")
+    if tree is not None:
+        tr = np.ascontiguousarray(tree, dtype=np.int32)
+        cu.ok(lib.cudssDataSet(h, data, DATA_USER_ND_PARTITION_TREE, vp(tr.ctypes.data),
+                               ctypes.c_size_t(tr.nbytes)), "user tree")
+    times["set"] = time.perf_counter() - t0
+    for name, phase in (("reorder", PHASE_REORDERING), ("symbolic", PHASE_SYMBOLIC),
+                        ("factor", PHASE_FACTORIZATION), ("solve", PHASE_SOLVE)):
+        cp.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        cu.ok(lib.cudssExecute(h, phase, config, data, mat, xm, bm), f"execute {name}")
+        cp.cuda.Device().synchronize()
+        times[name] = time.perf_counter() - t0
+    lu, written = ctypes.c_int64(), ctypes.c_size_t()
+    lib.cudssDataGet(h, data, DATA_LU_NNZ, ctypes.byref(lu), 8, ctypes.byref(written))
+    got_tree, st = get_array(cu, data, DATA_ND_PARTITION_TREE)
+    got_perm, _ = get_array(cu, data, DATA_PERM_REORDER_ROW)
+    x = cp.asnumpy(dx)
+    res = float(np.linalg.norm(a @ x - b) / np.linalg.norm(b))
+    for m_ in (bm, xm, mat):
+        lib.cudssMatrixDestroy(m_)
+    lib.cudssDataDestroy(h, data)
+    lib.cudssConfigDestroy(config)
+    return times, int(lu.value), res, (st, got_tree, got_perm)
+
+
+def show_tree(name, tree):
+    if tree is None:
+        print(f"{name}: no tree")
+        return
+    print(f"{name}: {len(tree)} entries, sum {int(tree.sum())}, min {int(tree.min())}, "
+          f"max {int(tree.max())}")
+    print("  " + " ".join(str(int(v)) for v in tree))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--m", type=int, default=1000)
+    ap.add_argument("--nlevels", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+    import cupy as cp
+
+    cu = Cudss(library_dir())
+    mt = os.path.join(cu.libdir, "libcudss_mtlayer_gomp.so.1")
+    cu.ok(cu.lib.cudssSetThreadingLayer(cu.handle, mt.encode()), "threading layer")
+    metis = Metis()
+    rows = []
+
+    # The layout of cuDSS's own tree, on a small grid whose separators are known.
+    for m, nl in ((16, 2), (16, 3), (40, 3)):
+        s = poisson(m)
+        bs = np.ones(s.shape[0])
+        t, lu, res, (st, tree, perm) = cudss_phases(cu, cp, s, bs, None, args.threads,
+                                                    alg=ALG_NESTED_DISSECTION, nlevels=nl)
+        print(f"{m}x{m} grid, ND_NLEVELS {nl}: tree status {st}; perm[-{m}:] = "
+              f"{perm[-m:].tolist() if perm is not None else None}")
+        show_tree(f"  cuDSS tree", tree)
+
+    a = poisson(args.m)
+    n = a.shape[0]
+    b = np.random.default_rng(0).standard_normal(n)
+    t, lu, res, (st, tree0, perm0) = cudss_phases(cu, cp, a, b, None, args.threads,
+                                                  alg=ALG_NESTED_DISSECTION, nlevels=args.nlevels)
+    rows.append(("cuDSS ND, its own ordering", t, lu, res))
+    show_tree(f"cuDSS tree, {args.m}x{args.m}, status {st}", tree0)
+    if perm0 is not None and tree0 is not None:
+        t, lu, res, _ = cudss_phases(cu, cp, a, b, perm0, args.threads, alg=ALG_NESTED_DISSECTION,
+                                     nlevels=args.nlevels, tree=tree0)
+        rows.append(("cuDSS's perm + tree handed back", t, lu, res))
+        t, lu, res, _ = cudss_phases(cu, cp, a, b, perm0, args.threads, alg=ALG_NESTED_DISSECTION,
+                                     nlevels=args.nlevels)
+        rows.append(("cuDSS's perm, no tree", t, lu, res))
+
+    g = adjacency(a)
+    sizes = np.full((1 << args.nlevels) - 1, -1, np.int64)
+    pool = ThreadPoolExecutor(max_workers=64)
+    t0 = time.perf_counter()
+    order = parallel_nd(metis, g, args.nlevels - 1, pool, sizes)
+    t_nd = time.perf_counter() - t0
+    assert np.array_equal(np.sort(order), np.arange(n)) and sizes.min() >= 0 and sizes.sum() == n
+    print(f"parallel METIS nested dissection, {args.nlevels - 1} levels: {t_nd:.3f} s")
+    for name, tree in tree_layouts(sizes).items():
+        show_tree(f"ours, {name}", tree)
+        try:
+            t, lu, res, (st, got, _) = cudss_phases(cu, cp, a, b, order, args.threads,
+                                                    alg=ALG_NESTED_DISSECTION,
+                                                    nlevels=args.nlevels, tree=tree)
+            rows.append((f"parallel METIS ND + tree ({name})", t, lu, res))
+            print(f"  tree read back equal: {got is not None and np.array_equal(got, tree)}")
+        except RuntimeError as e:
+            print(f"  {name}: {e}")
+    print(f"\ncuDSS phases, 2-D Poisson n = {n}, fp64 SPD, {args.threads} threads, seconds")
+    print(f"{'ordering':44s} {'set':>6s} {'reorder':>8s} {'symbol':>8s} {'factor':>8s} "
+          f"{'solve':>8s} {'cuDSS':>8s} {'nnz(LU)':>11s} {'resid':>8s}")
+    for name, t, lu, res in rows:
+        tot = t["set"] + t["reorder"] + t["symbolic"] + t["factor"] + t["solve"]
+        print(f"{name:44s} {t['set']:6.3f} {t['reorder']:8.3f} {t['symbolic']:8.3f} "
+              f"{t['factor']:8.3f} {t['solve']:8.3f} {tot:8.3f} {lu:11d} {res:8.1e}")
+
+
+if __name__ == "__main__":
+    main()
