@@ -152,10 +152,11 @@ def time_cupyx(m, repeats, timeout):
     return last, timed_out
 
 
-def time_gpula_gpu(a, b, repeats, assume="gen"):
-    """gpula's DirectSolver on CuPy operands (cuDSS): first solve (plan + factorize + solve) and
-    refactorize + solve with new values of the same pattern, CUDA events. None without a GPU or
-    in a build without cuDSS."""
+def time_gpula_gpu(a, b, repeats, assume="gen", ordering="auto"):
+    """gpula's DirectSolver on CuPy operands (cuDSS): first solve (plan + factorize + solve, the
+    solver's construction included) and refactorize + solve with new values of the same pattern,
+    CUDA events: (first, refactorize, residual, the ordering used). None without a GPU or in a
+    build without cuDSS."""
     try:
         import cupy as cp
         import cupyx.scipy.sparse as csp
@@ -180,19 +181,21 @@ def time_gpula_gpu(a, b, repeats, assume="gen"):
         return cp.cuda.get_elapsed_time(s, e) / 1e3
 
     try:
-        warm = gl.sparse.DirectSolver(da, db, {"assume_a": assume})  # cuDSS loads and initializes once per process
+        opts = {"assume_a": assume, "ordering": ordering}
+        warm = gl.sparse.DirectSolver(da, db, opts)  # cuDSS loads and initializes once per process
         warm.plan(); warm.factorize(); warm.solve(); warm.free()
         firsts, refacs, phases, x = [], [], [], None
         for r in range(repeats):
             s, e = events()
             t0 = time.perf_counter()
-            solver = gl.sparse.DirectSolver(da, db, {"assume_a": assume})
+            solver = gl.sparse.DirectSolver(da, db, opts)
             solver.plan()
             t1 = time.perf_counter()  # plan() and factorize() return after their device work
             solver.factorize()
             t2 = time.perf_counter()
             x = solver.solve()
             firsts.append(done(s, e))
+            used = solver.ordering
             phases.append((t1 - t0, t2 - t1, time.perf_counter() - t2))
             a2 = csp.csr_matrix(a * (1.0 + 0.01 * (r + 1)))
             s, e = events()
@@ -201,9 +204,10 @@ def time_gpula_gpu(a, b, repeats, assume="gen"):
             solver.free()
         resid = float(cp.linalg.norm(da @ x - db) / cp.linalg.norm(db))
         p = phases[firsts.index(sorted(firsts)[len(firsts) // 2])]
-        print(f"  gpula GPU {assume}: plan {p[0]:.3f} s, factorize {p[1]:.3f} s, solve {p[2]:.3f} s"
-              " (the median first solve's phases, host clock)", flush=True)
-        return statistics.median(firsts), statistics.median(refacs), resid
+        print(f"  gpula GPU {assume}, ordering {used}: construct + plan {p[0]:.3f} s, factorize "
+              f"{p[1]:.3f} s, solve {p[2]:.3f} s (the median first solve's phases, host clock)",
+              flush=True)
+        return statistics.median(firsts), statistics.median(refacs), resid, used
     except Exception as e:  # a build without cuDSS, or a failure: reported, never fatal
         print(f"gpula GPU direct solve failed: {e!r}")
         return None
@@ -228,6 +232,8 @@ def main(argv=None):
 
     g = time_gpula_gpu(a, b, args.repeats, "pos")
     progress(f"gpula GPU pos (cuDSS): {g}")
+    g_lib = time_gpula_gpu(a, b, args.repeats, "pos", "library")
+    progress(f"gpula GPU pos (cuDSS, its own ordering): {g_lib}")
     g_gen = time_gpula_gpu(a, b, args.repeats, "gen")
     progress(f"gpula GPU gen (cuDSS): {g_gen}")
     first, refac, resid, chol_phases = time_gpula_cpu(a, b, args.repeats, "pos")
@@ -258,11 +264,13 @@ def main(argv=None):
          f"stopped after {args.cupyx_timeout:.0f} s" + (" (time of the calls that finished)" if t_cupyx else "")
          if cupyx_timed_out else ("" if t_cupyx else "no CuPy/GPU")),
         ("gpula GPU pos (cuDSS) plan+factorize+solve (median)", g and g[0],
-         f"residual {g[2]:.1e}" if g else "no GPU or no cuDSS"),
+         f"ordering {g[3]}, residual {g[2]:.1e}" if g else "no GPU or no cuDSS"),
         ("gpula GPU pos (cuDSS) refactorize+solve (median)", g and g[1],
          f"{g[1] / g[0]:.2f} of the first solve" if g else ""),
+        ("gpula GPU pos (cuDSS), ordering='library', plan+factorize+solve (median)",
+         g_lib and g_lib[0], f"ordering {g_lib[3]}, residual {g_lib[2]:.1e}" if g_lib else ""),
         ("gpula GPU gen (cuDSS) plan+factorize+solve (median)", g_gen and g_gen[0],
-         f"residual {g_gen[2]:.1e}" if g_gen else "no GPU or no cuDSS"),
+         f"ordering {g_gen[3]}, residual {g_gen[2]:.1e}" if g_gen else "no GPU or no cuDSS"),
         ("gpula GPU gen (cuDSS) refactorize+solve (median)", g_gen and g_gen[1],
          f"{g_gen[1] / g_gen[0]:.2f} of the first solve" if g_gen else ""),
     ]
@@ -277,9 +285,9 @@ def main(argv=None):
                + (f", gpula CPU pos speedup {t_scipy / first:.1f}x (target >= 3x)" if t_scipy else "")
                + (f", refactorize+solve {t_scipy / refac:.1f}x" if t_scipy else ""),
                f"sparse direct: cupyx spsolve {fmt(t_cupyx)} s"]
-    for label, r in (("pos", g), ("gen", g_gen)):
+    for label, r in (("pos", g), ("pos, ordering='library'", g_lib), ("gen", g_gen)):
         if r:
-            summary.append(f"sparse direct: gpula GPU {label} (cuDSS) first {r[0]:.3f} s"
+            summary.append(f"sparse direct: gpula GPU {label} (cuDSS, ordering {r[3]}) first {r[0]:.3f} s"
                            + (f", {t_scipy / r[0]:.1f}x scipy (target >= 20x)" if t_scipy else "")
                            + f"; refactorize+solve {r[1]:.3f} s ({r[1] / r[0]:.2f}x of first, target <= 0.25)")
         else:

@@ -102,6 +102,7 @@ class Dissector {
       }
     }
     r.complete = !empty;
+    if (r.complete) r.perm = level_order(r.perm);
     if (empty) {
       r.reason = "a subgraph of the dissection tree is empty or too small to split";
     } else if (r.root_separator > kMaxRootShare * g_.n) {
@@ -117,6 +118,33 @@ class Dissector {
   }
 
  private:
+  // The dissection writes each subtree as left subtree, right subtree, separator; cuDSS takes
+  // the tree's nodes in the order of its array instead (the deepest recorded subgraphs left to
+  // right, then each level's separators, the root's last; bench/probes/probe_cudss_user_perm.py
+  // checked this on the permutations cuDSS computes itself). Each node's own vertices keep their
+  // order.
+  std::vector<int32_t> level_order(const std::vector<int32_t>& post) const {
+    const auto count = static_cast<int64_t>(sizes_.size());
+    const int64_t internal = (int64_t{1} << (levels_ - 1)) - 1;
+    std::vector<int64_t> total(count), lo(count, 0);
+    for (int64_t k = count - 1; k >= 0; --k) {
+      total[k] = sizes_[k] + (k < internal ? total[2 * k + 1] + total[2 * k + 2] : 0);
+    }
+    for (int64_t k = 0; k < internal; ++k) {
+      lo[2 * k + 1] = lo[k];
+      lo[2 * k + 2] = lo[k] + total[2 * k + 1];
+    }
+    std::vector<int32_t> out;
+    out.reserve(post.size());
+    for (int d = levels_ - 1; d >= 0; --d) {
+      for (int64_t k = (int64_t{1} << d) - 1; k < (int64_t{2} << d) - 1; ++k) {
+        const int64_t end = lo[k] + total[k];
+        out.insert(out.end(), post.begin() + (end - sizes_[k]), post.begin() + end);
+      }
+    }
+    return out;
+  }
+
   int32_t label(int32_t u) const {
     return std::atomic_ref<int32_t>(const_cast<int32_t&>(label_[u])).load(std::memory_order_relaxed);
   }

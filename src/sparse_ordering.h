@@ -28,11 +28,13 @@ struct NestedDissection {
   /// perm[i] = the original index of the i-th row/column of the reordered matrix (new -> old),
   /// as cuDSS's CUDSS_DATA_USER_PERM and METIS's perm take it.
   std::vector<int32_t> perm;
-  /// The top `levels` levels of the dissection tree, 2^levels - 1 sizes, bottom-up: the 2^(levels-1)
-  /// subgraphs of the deepest level left to right (each laid out contiguously in perm), then the
-  /// separators of each level above them left to right, the root separator last (the layout of
-  /// cuDSS's CUDSS_DATA_ND_PARTITION_TREE, measured by probe_cudss_user_perm). In perm a subtree
-  /// is laid out as: its left subtree, its right subtree, its separator.
+  /// The top `levels` levels of the dissection tree, 2^levels - 1 sizes, bottom-up: the
+  /// 2^(levels-1) subgraphs of the deepest level left to right, then the separators of each level
+  /// above them left to right, the root separator last: the layout of cuDSS's
+  /// CUDSS_DATA_ND_PARTITION_TREE. When `complete`, perm lists the nodes' vertices in the same
+  /// order, each node's block contiguous (so every separator comes after both its subtrees), as
+  /// cuDSS lays out its own permutation (both measured by probe_cudss_user_perm). Inside a
+  /// deepest-level subgraph the dissection goes on: left part, right part, separator.
   std::vector<int32_t> tree;
   int levels = 0;
   /// Whether every node of the recorded tree holds vertices (a tree cuDSS can take).

@@ -209,13 +209,107 @@ def show_tree(name, tree):
         return
     print(f"{name}: {len(tree)} entries, sum {int(tree.sum())}, min {int(tree.min())}, "
           f"max {int(tree.max())}")
-    print("  " + " ".join(str(int(v)) for v in tree))
+    print("  " + " ".join(str(int(v)) for v in tree[:16]) + " ... " + " ".join(str(int(v)) for v in tree[-8:]))
+
+
+WRAPPER = r"""
+#include "sparse_ordering.h"
+#include <algorithm>
+using namespace gpula::sparse::detail;
+extern "C" int gpula_nd(long n, const int* indptr, const int* indices, int levels, int* perm,
+                        int* tree) {
+  Graph g = symmetric_pattern(n, indptr, indices, 4);
+  NestedDissection nd = level_set_nested_dissection(g, levels);
+  std::copy(nd.perm.begin(), nd.perm.end(), perm);
+  std::copy(nd.tree.begin(), nd.tree.end(), tree);
+  return nd.complete ? (nd.usable ? 2 : 1) : 0;
+}
+"""
+
+
+def gpula_nd(a, levels):
+    """gpula's level-set nested dissection (src/sparse_ordering.cpp), compiled here."""
+    import subprocess
+    import tempfile
+
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    d = tempfile.mkdtemp()
+    with open(os.path.join(d, "w.cpp"), "w") as fh:
+        fh.write(WRAPPER)
+    so = os.path.join(d, "nd.so")
+    subprocess.run(["g++", "-O2", "-std=c++20", "-shared", "-fPIC", "-I", os.path.join(root, "src"),
+                    os.path.join(root, "src", "sparse_ordering.cpp"), os.path.join(d, "w.cpp"),
+                    "-o", so, "-pthread"], check=True)
+    lib = ctypes.CDLL(so)
+    n = a.shape[0]
+    perm = np.empty(n, np.int32)
+    tree = np.empty((1 << levels) - 1, np.int32)
+    ip, ix = a.indptr.astype(np.int32), a.indices.astype(np.int32)
+    t0 = time.perf_counter()
+    ok = lib.gpula_nd(ctypes.c_long(n), p32(ip), p32(ix), levels, p32(perm), p32(tree))
+    return perm, tree, ok, time.perf_counter() - t0
+
+
+def check_dissection(a, perm, tree, levels):
+    """Whether perm lists the tree's nodes in the tree array's order (bottom-up levels, as cuDSS
+    lays out its own permutation) and no edge joins a node's left and right subtrees."""
+    n = len(perm)
+    if int(tree.sum()) != n:
+        return f"sizes add to {int(tree.sum())}"
+    heap_of = [k for d in range(levels - 1, -1, -1) for k in range((1 << d) - 1, (2 << d) - 1)]
+    node = np.empty(n, np.int64)
+    start = np.concatenate([[0], np.cumsum(tree)])
+    for i, k in enumerate(heap_of):
+        node[perm[start[i]:start[i + 1]]] = k
+    coo = a.tocoo()
+    x, y = node[coo.row], node[coo.col]
+    for k in range((1 << (levels - 1)) - 1):
+        def side(v):  # 1: left subtree of k, 2: right, 0: neither
+            out = np.zeros_like(v)
+            w = v.copy()
+            while True:
+                up = w > 2 * k + 2
+                if not up.any():
+                    break
+                w[up] = (w[up] - 1) // 2
+            out[w == 2 * k + 1] = 1
+            out[w == 2 * k + 2] = 2
+            return out
+        if np.any(side(x) + side(y) == 3):
+            return f"node {k}: an edge crosses"
+    return "valid"
+
+
+def level_order(post, sizes, levels):
+    """A post-order layout (left, right, separator) rearranged into the tree array's order."""
+    internal = (1 << (levels - 1)) - 1
+    total = np.array(sizes, np.int64)
+    for k in range(len(sizes) - 1, -1, -1):
+        if k < internal:
+            total[k] += total[2 * k + 1] + total[2 * k + 2]
+    lo = np.zeros(len(sizes), np.int64)
+    for k in range(internal):
+        lo[2 * k + 1] = lo[k]
+        lo[2 * k + 2] = lo[k] + total[2 * k + 1]
+    out = []
+    for d in range(levels - 1, -1, -1):
+        for k in range((1 << d) - 1, (2 << d) - 1):
+            end = lo[k] + total[k]
+            out.append(post[end - sizes[k]:end])
+    return np.concatenate(out)
+
+
+def show_row(name, t, lu, res):
+    tot = t["set"] + t["reorder"] + t["symbolic"] + t["factor"] + t["solve"]
+    print(f"ROW {name:44s} set {t['set']:6.3f} reorder {t['reorder']:8.3f} symbolic "
+          f"{t['symbolic']:8.3f} factor {t['factor']:8.3f} solve {t['solve']:8.3f} total {tot:8.3f} "
+          f"nnz(LU) {lu:11d} resid {res:8.1e}", flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--m", type=int, default=1000)
-    ap.add_argument("--nlevels", type=int, default=10)
+    ap.add_argument("--m", type=int, default=300)
+    ap.add_argument("--nlevels", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     import cupy as cp
@@ -226,30 +320,33 @@ def main():
     metis = Metis()
     rows = []
 
-    # The layout of cuDSS's own tree, on a small grid whose separators are known.
-    for m, nl in ((16, 2), (16, 3), (40, 3)):
-        s = poisson(m)
-        bs = np.ones(s.shape[0])
-        t, lu, res, (st, tree, perm) = cudss_phases(cu, cp, s, bs, None, args.threads,
-                                                    alg=ALG_NESTED_DISSECTION, nlevels=nl)
-        print(f"{m}x{m} grid, ND_NLEVELS {nl}: tree status {st}; perm[-{m}:] = "
-              f"{perm[-m:].tolist() if perm is not None else None}")
-        show_tree(f"  cuDSS tree", tree)
-
     a = poisson(args.m)
     n = a.shape[0]
     b = np.random.default_rng(0).standard_normal(n)
     t, lu, res, (st, tree0, perm0) = cudss_phases(cu, cp, a, b, None, args.threads,
                                                   alg=ALG_NESTED_DISSECTION, nlevels=args.nlevels)
     rows.append(("cuDSS ND, its own ordering", t, lu, res))
+    show_row(*rows[-1])
     show_tree(f"cuDSS tree, {args.m}x{args.m}, status {st}", tree0)
+    if os.environ.get("OUT"):
+        np.save(os.path.join(os.environ["OUT"], f"cudss_perm_{args.m}_{args.nlevels}.npy"), perm0)
+        np.save(os.path.join(os.environ["OUT"], f"cudss_tree_{args.m}_{args.nlevels}.npy"), tree0)
+    for m, nl in ((16, 3), (40, 4)):
+        sm = poisson(m)
+        _, _, _, (_, tr, pe) = cudss_phases(cu, cp, sm, np.ones(m * m), None, args.threads,
+                                            alg=ALG_NESTED_DISSECTION, nlevels=nl)
+        if os.environ.get("OUT"):
+            np.save(os.path.join(os.environ["OUT"], f"cudss_perm_{m}_{nl}.npy"), pe)
+            np.save(os.path.join(os.environ["OUT"], f"cudss_tree_{m}_{nl}.npy"), tr)
     if perm0 is not None and tree0 is not None:
         t, lu, res, _ = cudss_phases(cu, cp, a, b, perm0, args.threads, alg=ALG_NESTED_DISSECTION,
                                      nlevels=args.nlevels, tree=tree0)
         rows.append(("cuDSS's perm + tree handed back", t, lu, res))
+        show_row(*rows[-1])
         t, lu, res, _ = cudss_phases(cu, cp, a, b, perm0, args.threads, alg=ALG_NESTED_DISSECTION,
                                      nlevels=args.nlevels)
         rows.append(("cuDSS's perm, no tree", t, lu, res))
+        show_row(*rows[-1])
 
     g = adjacency(a)
     sizes = np.full((1 << args.nlevels) - 1, -1, np.int64)
@@ -259,16 +356,25 @@ def main():
     t_nd = time.perf_counter() - t0
     assert np.array_equal(np.sort(order), np.arange(n)) and sizes.min() >= 0 and sizes.sum() == n
     print(f"parallel METIS nested dissection, {args.nlevels - 1} levels: {t_nd:.3f} s")
-    for name, tree in tree_layouts(sizes).items():
-        show_tree(f"ours, {name}", tree)
+    layouts = tree_layouts(sizes)
+    order = level_order(order, sizes, args.nlevels)
+    print(f"METIS ND tree check: {check_dissection(a, order, layouts['bottom-up levels'], args.nlevels)}")
+    gperm, gtree, gok, gsecs = gpula_nd(a, args.nlevels)
+    print(f"gpula level-set ND: {gsecs:.3f} s, complete/usable code {gok}, check "
+          f"{check_dissection(a, gperm, gtree, args.nlevels)}", flush=True)
+    show_tree("gpula level-set ND tree", gtree)
+    candidates = [("parallel METIS ND + tree (bottom-up levels)", order, layouts["bottom-up levels"]),
+                  ("gpula level-set ND + tree", gperm, gtree),
+                  ("gpula level-set ND, no tree", gperm, None)]
+    for name, perm, tree in candidates:
         try:
-            t, lu, res, (st, got, _) = cudss_phases(cu, cp, a, b, order, args.threads,
+            t, lu, res, (st, got, _) = cudss_phases(cu, cp, a, b, perm, args.threads,
                                                     alg=ALG_NESTED_DISSECTION,
                                                     nlevels=args.nlevels, tree=tree)
-            rows.append((f"parallel METIS ND + tree ({name})", t, lu, res))
-            print(f"  tree read back equal: {got is not None and np.array_equal(got, tree)}")
-        except RuntimeError as e:
-            print(f"  {name}: {e}")
+            rows.append((name, t, lu, res))
+            show_row(*rows[-1])
+        except Exception as e:
+            print(f"  {name}: {e!r}", flush=True)
     print(f"\ncuDSS phases, 2-D Poisson n = {n}, fp64 SPD, {args.threads} threads, seconds")
     print(f"{'ordering':44s} {'set':>6s} {'reorder':>8s} {'symbol':>8s} {'factor':>8s} "
           f"{'solve':>8s} {'cuDSS':>8s} {'nnz(LU)':>11s} {'resid':>8s}")

@@ -50,38 +50,35 @@ void expect_permutation(const std::vector<int32_t>& perm, int64_t n) {
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(sorted[i], i) << "not a permutation";
 }
 
-// Every recorded tree node's separator separates its two subtrees: no edge joins a vertex laid
-// out in the left subtree's range to one in the right subtree's range.
+// The recorded tree dissects the graph: perm holds the tree's nodes in the tree array's order
+// (bottom-up levels), and no edge joins a vertex of a node's left subtree to one of its right.
 void expect_dissection(const Graph& g, const NestedDissection& nd) {
   const int levels = nd.levels;
   ASSERT_EQ(nd.tree.size(), (std::size_t{1} << levels) - 1);
-  // bottom-up level order back to heap numbering
-  std::vector<int64_t> heap(nd.tree.size());
+  std::vector<int64_t> node_of(g.n, -1);  // heap number of the tree node holding each vertex
+  int64_t at = 0;
   std::size_t in = 0;
   for (int d = levels - 1; d >= 0; --d) {
-    for (int64_t k = (int64_t{1} << d) - 1; k < (int64_t{2} << d) - 1; ++k) heap[k] = nd.tree[in++];
+    for (int64_t k = (int64_t{1} << d) - 1; k < (int64_t{2} << d) - 1; ++k) {
+      for (int32_t i = 0; i < nd.tree[in]; ++i) node_of[nd.perm[at++]] = k;
+      ++in;
+    }
   }
-  std::vector<int64_t> total(heap.size());
-  for (int64_t k = static_cast<int64_t>(heap.size()) - 1; k >= 0; --k) {
-    total[k] = heap[k];
-    if (2 * k + 2 < static_cast<int64_t>(heap.size())) total[k] += total[2 * k + 1] + total[2 * k + 2];
-  }
-  ASSERT_EQ(total[0], g.n) << "the tree's sizes do not add up to n";
-  std::vector<int64_t> pos(g.n);
-  for (int64_t i = 0; i < g.n; ++i) pos[nd.perm[i]] = i;
-  // range [lo, lo + total[k]) of node k; children laid out left, right, then the separator
-  std::vector<int64_t> lo(heap.size(), 0);
-  for (std::size_t k = 0; 2 * k + 2 < heap.size(); ++k) {
-    lo[2 * k + 1] = lo[k];
-    lo[2 * k + 2] = lo[k] + total[2 * k + 1];
-    const int64_t l0 = lo[2 * k + 1], l1 = l0 + total[2 * k + 1];
-    const int64_t r0 = lo[2 * k + 2], r1 = r0 + total[2 * k + 2];
-    for (int64_t p = l0; p < l1; ++p) {
-      const int32_t u = nd.perm[p];
-      for (int64_t e = g.xadj[u]; e < g.xadj[u + 1]; ++e) {
-        const int64_t q = pos[g.adj[e]];
-        ASSERT_FALSE(q >= r0 && q < r1) << "node " << k << ": an edge crosses its separator";
-      }
+  ASSERT_EQ(at, g.n) << "the tree's sizes do not add up to n";
+  // a vertex in node x lies in the left (right) subtree of ancestor k when x's path from k
+  // starts at 2k+1 (2k+2)
+  auto side = [](int64_t x, int64_t k) {
+    while (x > 2 * k + 2) x = (x - 1) / 2;
+    return x == 2 * k + 1 ? 1 : x == 2 * k + 2 ? 2 : 0;
+  };
+  for (int32_t u = 0; u < g.n; ++u) {
+    for (int64_t e = g.xadj[u]; e < g.xadj[u + 1]; ++e) {
+      const int64_t x = node_of[u], y = node_of[g.adj[e]];
+      // the deepest common ancestor of x and y: both must not sit on its two sides
+      int64_t a = x, b = y;
+      while (a != b) (a > b ? a : b) = ((a > b ? a : b) - 1) / 2;
+      if (a == x || a == y) continue;  // one lies in the other's node or subtree
+      ASSERT_FALSE(side(x, a) + side(y, a) == 3) << "an edge crosses the separator of node " << a;
     }
   }
 }
