@@ -327,6 +327,8 @@ def _gpu_solve(a, b, options):
         # refactorization with new values keeps the plan (and the ordering)
         a2 = sp.csr_matrix(a * 1.5 + sp.identity(a.shape[0]))
         a2.sort_indices()
+        a2.indptr = a2.indptr.astype(a.indptr.dtype)  # the planned index dtype
+        a2.indices = a2.indices.astype(a.indices.dtype)
         s.reset_operands(a=csp.csr_matrix(a2))
         s.factorize()
         x2 = cupy.asnumpy(s.solve())
