@@ -79,17 +79,28 @@ struct DirectSolver::Impl {
     if (want == Ordering::library || !backend->takes_ordering()) return;
     const int64_t n = a.rows;
     if (want == Ordering::automatic && n < kLevelSetMinOrder) return;
-    if (n < 2 || n >= std::numeric_limits<int32_t>::max()) {
-      log(LogLevel::warning, gpula::detail::cat("[", kOp, "] ordering: ", ordering,
-                                                "'s own (n = ", n, " is outside what the "
-                                                "level-set nested dissection takes)"));
+    if (n < 2 || n >= (int64_t{1} << 30)) {
+      log(want == Ordering::level_set ? LogLevel::warning : LogLevel::info,
+          gpula::detail::cat("[", kOp, "] ordering: ", ordering, "'s own (n = ", n,
+                             " is outside what the level-set nested dissection takes)"));
       return;
     }
     const auto t0 = std::chrono::steady_clock::now();
+    // bad arrays are the caller's error (InvalidArgument, whatever the mode); anything else that
+    // goes wrong in the optional ordering (memory, threads) falls back to the library's
     const detail::Graph g = detail::symmetric_pattern(
-        n, indptr.data(), indices.data(), static_cast<int>(size_of(a.index_dtype())));
-    const detail::NestedDissection nd =
-        detail::level_set_nested_dissection(g, detail::nested_dissection_levels(n));
+        n, indptr.data(), indices.data(), static_cast<int>(size_of(a.index_dtype())), kOp);
+    detail::NestedDissection nd;
+    try {
+      nd = detail::level_set_nested_dissection(g, std::max(2, detail::nested_dissection_levels(n)),
+                                               0, want == Ordering::automatic);
+    } catch (const std::exception& e) {
+      if (want == Ordering::level_set) throw;
+      log(LogLevel::warning, gpula::detail::cat("[", kOp, "] ordering: ", ordering,
+                                                "'s own (the level-set nested dissection failed: ",
+                                                e.what(), ")"));
+      return;
+    }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const bool take = want == Ordering::level_set ? nd.complete : nd.usable;
     if (!take) {
@@ -152,11 +163,11 @@ std::string DirectSolver::ordering() const {
 
 void DirectSolver::plan() {
   impl_->require_alive();
-  impl_->planned = false;
+  impl_->planned = false;  // until the analysis succeeds; the old factorization is void either way
+  impl_->factorized = false;
   impl_->choose_ordering();
   impl_->backend->analyze();
   impl_->planned = true;
-  impl_->factorized = false;
 }
 
 void DirectSolver::factorize() {

@@ -8,13 +8,18 @@
 // to disjoint ranges of perm: left half, right half, separator.
 #include "sparse_ordering.h"
 
+#include <gpula/error.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <exception>
 #include <mutex>
 #include <numeric>
+#include <system_error>
 #include <thread>
+
+#include "format.h"
 
 namespace gpula::sparse::detail {
 
@@ -62,14 +67,16 @@ void parallel_for(int64_t count, int threads, F f) {
 
 class Dissector {
  public:
-  Dissector(const Graph& g, int levels, int threads)
+  Dissector(const Graph& g, int levels, int threads, bool stop_when_unusable)
       : g_(g),
         levels_(levels),
         label_(g.n, 1),
         dist_(g.n, -1),
         perm_(g.n),
         sizes_((int64_t{1} << levels) - 1, -1),
-        subgraph_(sizes_.size(), 0) {
+        subgraph_(sizes_.size(), 0),
+        max_threads_(2 * threads),
+        stop_when_unusable_(stop_when_unusable) {
     int depth = 0;
     while ((1 << depth) < threads) ++depth;
     spawn_depth_ = threads > 1 ? depth + 2 : 0;  // a few tasks per thread, for balance
@@ -81,8 +88,12 @@ class Dissector {
     dissect(std::move(all), 1, 0, 0, 0);
     if (error_) std::rethrow_exception(error_);
     NestedDissection r;
-    r.perm = std::move(perm_);
     r.levels = levels_;
+    if (stopped_.load()) {
+      r.reason = stop_reason_;
+      return r;  // no tree, no permutation: the dissection stopped early
+    }
+    r.perm = std::move(perm_);
     r.tree.resize(sizes_.size());
     // heap numbering (children 2k+1, 2k+2) to cuDSS's bottom-up level order
     int64_t out = 0;
@@ -186,6 +197,7 @@ class Dissector {
   }
 
   void split(std::vector<int32_t> verts, int32_t id, int64_t offset, int depth, int64_t node) {
+    if (stopped_.load(std::memory_order_relaxed)) return;
     const auto s = static_cast<int64_t>(verts.size());
     if (node >= 0) {
       subgraph_[node] = s;
@@ -202,19 +214,25 @@ class Dissector {
     std::vector<int32_t> q, part_a, part_b, sep;
     std::vector<int64_t> starts;
     bfs(verts.front(), id, verts, q, starts);
-    std::vector<std::vector<int32_t>> others;  // the components the first search missed
+    std::vector<int32_t> others;  // components joining the smaller half after the split
     if (static_cast<int64_t>(q.size()) < s) {
-      std::vector<std::vector<int32_t>> comps = components(verts, id, q);
-      if (2 * static_cast<int64_t>(comps.front().size()) <= s) {
-        // no dominant component: the components alone make a balanced split
-        for (auto& c : comps) {
+      std::vector<int32_t> order;  // vertices grouped by component, largest component first
+      std::vector<int64_t> bounds;
+      components(verts, id, q, order, bounds);
+      const int64_t largest = bounds[1] - bounds[0];
+      if (largest <= kLeafSize && node < 0) {  // nothing left worth dissecting
+        std::copy(order.begin(), order.end(), perm_.begin() + offset);
+        return;
+      }
+      if (2 * largest <= s) {  // no dominant component: the components make a balanced split
+        for (std::size_t c = 0; c + 1 < bounds.size(); ++c) {
           auto& half = part_a.size() <= part_b.size() ? part_a : part_b;
-          half.insert(half.end(), c.begin(), c.end());
+          half.insert(half.end(), order.begin() + bounds[c], order.begin() + bounds[c + 1]);
         }
       } else {  // dissect the dominant one; the rest joins the smaller half afterwards
-        bfs(comps.front().front(), id, comps.front(), q, starts);
-        others.assign(std::make_move_iterator(comps.begin() + 1),
-                      std::make_move_iterator(comps.end()));
+        const std::vector<int32_t> dominant(order.begin(), order.begin() + bounds[1]);
+        bfs(dominant.front(), id, dominant, q, starts);
+        others.assign(order.begin() + bounds[1], order.end());
       }
     }
     if (part_a.empty() && part_b.empty()) {
@@ -245,10 +263,8 @@ class Dissector {
       } else {
         level_separator(id, q, starts, part_a, part_b, sep);
       }
-      for (auto& c : others) {
-        auto& half = part_a.size() <= part_b.size() ? part_a : part_b;
-        half.insert(half.end(), c.begin(), c.end());
-      }
+      auto& smaller = part_a.size() <= part_b.size() ? part_a : part_b;
+      smaller.insert(smaller.end(), others.begin(), others.end());
     }
     // a recorded separator must not be empty: any vertex of the larger half can join it
     if (node >= 0 && sep.empty()) {
@@ -256,7 +272,18 @@ class Dissector {
       sep.push_back(larger.back());
       larger.pop_back();
     }
-    if (node >= 0) sizes_[node] = static_cast<int64_t>(sep.size());
+    if (node >= 0) {
+      sizes_[node] = static_cast<int64_t>(sep.size());
+      const auto ns = static_cast<double>(sep.size());
+      if (stop_when_unusable_ && ((node == 0 && ns > kMaxRootShare * g_.n) ||
+                                  ns > kMaxSeparatorShare * static_cast<double>(s))) {
+        std::lock_guard<std::mutex> lock(error_mutex_);
+        stop_reason_ = "a separator holds " + std::to_string(sep.size()) + " of its subgraph's " +
+                       std::to_string(s) + " vertices (level sets separate this graph poorly)";
+        stopped_.store(true);
+        return;
+      }
+    }
     for (int32_t v : sep) set_label(v, 0);
     const int32_t id_a = next_id_.fetch_add(2), id_b = id_a + 1;
     for (int32_t v : part_a) set_label(v, id_a);
@@ -266,9 +293,20 @@ class Dissector {
     const int64_t child_a = node >= 0 ? 2 * node + 1 : -1, child_b = node >= 0 ? 2 * node + 2 : -1;
     std::vector<int32_t>().swap(q);
     std::vector<int32_t>().swap(verts);
-    if (depth < spawn_depth_ && na > 0 && nb > 0) {
-      std::thread left(
-          [&, a = std::move(part_a)]() mutable { dissect(std::move(a), id_a, offset, depth + 1, child_a); });
+    std::thread left;
+    if (depth < spawn_depth_ && na > 0 && nb > 0 && live_threads_.fetch_add(1) < max_threads_) {
+      try {
+        left = std::thread([&, a = std::move(part_a)]() mutable {
+          dissect(std::move(a), id_a, offset, depth + 1, child_a);
+          live_threads_.fetch_sub(1);
+        });
+      } catch (const std::system_error&) {  // no thread to be had: the half runs here
+        live_threads_.fetch_sub(1);
+      }
+    } else if (depth < spawn_depth_ && na > 0 && nb > 0) {
+      live_threads_.fetch_sub(1);
+    }
+    if (left.joinable()) {
       dissect(std::move(part_b), id_b, offset + na, depth + 1, child_b);
       left.join();
     } else {
@@ -321,45 +359,88 @@ class Dissector {
     }
   }
 
-  // The connected components of a subgraph, largest first (ties: first found first); `first`
-  // is the component a search already found (its vertices have dist_ >= 0, the others -1).
-  std::vector<std::vector<int32_t>> components(const std::vector<int32_t>& verts, int32_t id,
-                                               const std::vector<int32_t>& first) {
-    std::vector<std::vector<int32_t>> comps{first};
+  // The connected components of a subgraph: `order` lists its vertices component by component,
+  // the largest first (ties: the one found first), component c at [bounds[c], bounds[c+1]).
+  // `first` is the component a search already found (its vertices have dist_ >= 0, the others
+  // -1); dist_ then holds each vertex's component number.
+  void components(const std::vector<int32_t>& verts, int32_t id, const std::vector<int32_t>& first,
+                  std::vector<int32_t>& order, std::vector<int64_t>& bounds) {
+    std::vector<int32_t> found(first);  // discovery order, component after component
+    std::vector<int64_t> found_bounds{0, static_cast<int64_t>(first.size())};
+    for (int32_t v : first) dist_[v] = 0;
+    found.reserve(verts.size());
     for (int32_t r : verts) {
       if (dist_[r] != -1) continue;
-      std::vector<int32_t> comp{r};
-      dist_[r] = 0;
-      for (std::size_t head = 0; head < comp.size(); ++head) {
-        const int32_t u = comp[head];
+      const auto comp = static_cast<int32_t>(found_bounds.size() - 1);
+      dist_[r] = comp;
+      found.push_back(r);
+      for (std::size_t head = found.size() - 1; head < found.size(); ++head) {
+        const int32_t u = found[head];
         for (int64_t e = g_.xadj[u]; e < g_.xadj[u + 1]; ++e) {
           const int32_t v = g_.adj[e];
           if (label(v) == id && dist_[v] == -1) {
-            dist_[v] = 0;
-            comp.push_back(v);
+            dist_[v] = comp;
+            found.push_back(v);
           }
         }
       }
-      comps.push_back(std::move(comp));
+      found_bounds.push_back(static_cast<int64_t>(found.size()));
     }
-    std::stable_sort(comps.begin(), comps.end(),
-                     [](const auto& x, const auto& y) { return x.size() > y.size(); });
-    return comps;
+    std::vector<int32_t> rank(found_bounds.size() - 1);
+    std::iota(rank.begin(), rank.end(), 0);
+    std::stable_sort(rank.begin(), rank.end(), [&](int32_t x, int32_t y) {
+      return found_bounds[x + 1] - found_bounds[x] > found_bounds[y + 1] - found_bounds[y];
+    });
+    order.clear();
+    order.reserve(found.size());
+    bounds.assign(1, 0);
+    for (int32_t c : rank) {
+      order.insert(order.end(), found.begin() + found_bounds[c], found.begin() + found_bounds[c + 1]);
+      bounds.push_back(static_cast<int64_t>(order.size()));
+    }
   }
 
   const Graph& g_;
-  int levels_;
+  const int levels_;
   int spawn_depth_ = 0;
   std::vector<int32_t> label_, dist_, perm_;
   std::vector<int64_t> sizes_, subgraph_;
   std::atomic<int32_t> next_id_{2};
+  const int max_threads_;
+  std::atomic<int> live_threads_{0};
+  const bool stop_when_unusable_;
+  std::atomic<bool> stopped_{false};
+  std::string stop_reason_;
   std::mutex error_mutex_;
   std::exception_ptr error_;
 };
 
 }  // namespace
 
-Graph symmetric_pattern(int64_t n, const void* indptr, const void* indices, int index_bytes) {
+Graph symmetric_pattern(int64_t n, const void* indptr, const void* indices, int index_bytes,
+                        const char* op) {
+  if (n < 0 || n >= (int64_t{1} << 30)) {
+    throw InvalidArgument(gpula::detail::cat("[", op, "] the ordering takes n below 2^30, got ", n));
+  }
+  if (index_at(indptr, 0, index_bytes) != 0) {
+    throw InvalidArgument(gpula::detail::cat("[", op, "] indptr[0] must be 0, got ",
+                                             index_at(indptr, 0, index_bytes)));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (index_at(indptr, i + 1, index_bytes) < index_at(indptr, i, index_bytes)) {
+      throw InvalidArgument(gpula::detail::cat("[", op, "] indptr must not decrease: indptr[", i + 1,
+                                               "] = ", index_at(indptr, i + 1, index_bytes),
+                                               " < indptr[", i, "]"));
+    }
+  }
+  const int64_t nnz = index_at(indptr, n, index_bytes);
+  for (int64_t k = 0; k < nnz; ++k) {
+    const int64_t j = index_at(indices, k, index_bytes);
+    if (j < 0 || j >= n) {
+      throw InvalidArgument(gpula::detail::cat("[", op, "] indices[", k, "] = ", j,
+                                               " is out of range for n = ", n));
+    }
+  }
   Graph g;
   g.n = static_cast<int32_t>(n);
   const int threads = worker_count(0);
@@ -412,13 +493,14 @@ int nested_dissection_levels(int64_t n) {
   return levels;
 }
 
-NestedDissection level_set_nested_dissection(const Graph& g, int levels, int threads) {
+NestedDissection level_set_nested_dissection(const Graph& g, int levels, int threads,
+                                             bool stop_when_unusable) {
   if (g.n == 0) {
     NestedDissection r;
     r.reason = "empty matrix";
     return r;
   }
-  return Dissector(g, std::max(levels, 1), worker_count(threads)).run();
+  return Dissector(g, std::max(levels, 1), worker_count(threads), stop_when_unusable).run();
 }
 
 }  // namespace gpula::sparse::detail

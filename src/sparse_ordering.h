@@ -20,9 +20,12 @@ struct Graph {
   std::vector<int32_t> adj;
 };
 
-/// The pattern of A + A^T without the diagonal, from A's CSR arrays (int32 or int64 indices,
-/// read as `index_bytes` wide). Duplicates are merged. Indices must be valid (checked before).
-Graph symmetric_pattern(int64_t n, const void* indptr, const void* indices, int index_bytes);
+/// The pattern of A + A^T without the diagonal, from A's host CSR arrays (int32 or int64
+/// indices, read as `index_bytes` wide). Duplicates are merged. The arrays are checked first:
+/// InvalidArgument, prefixed "[op]", names the offending position (indptr not starting at 0,
+/// decreasing or not ending at nnz; an index outside [0, n)). n must be below 2^30.
+Graph symmetric_pattern(int64_t n, const void* indptr, const void* indices, int index_bytes,
+                        const char* op);
 
 struct NestedDissection {
   /// perm[i] = the original index of the i-th row/column of the reordered matrix (new -> old),
@@ -53,8 +56,12 @@ struct NestedDissection {
 int nested_dissection_levels(int64_t n);
 
 /// Nested dissection of g with `levels` recorded tree levels (>= 1), run on up to `threads`
-/// host threads (0: all cores). Deterministic: the same graph gives the same result whatever the
-/// thread count. Recursion continues below the recorded levels down to subgraphs of 64 vertices.
-NestedDissection level_set_nested_dissection(const Graph& g, int levels, int threads = 0);
+/// host threads (0: all cores; at most twice that many run at once). Deterministic: the same
+/// graph gives the same result whatever the thread count. Recursion continues below the
+/// recorded levels down to subgraphs of 64 vertices. With `stop_when_unusable`, the dissection
+/// stops as soon as a separator fails the quality check: the result is then unusable and its
+/// perm must not be used.
+NestedDissection level_set_nested_dissection(const Graph& g, int levels, int threads = 0,
+                                             bool stop_when_unusable = false);
 
 }  // namespace gpula::sparse::detail

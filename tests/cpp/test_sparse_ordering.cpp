@@ -6,7 +6,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <random>
 #include <vector>
+
+#include <gpula/error.h>
+
+#include <string>
 
 #include "sparse_ordering.h"
 
@@ -40,7 +45,7 @@ Csr grid(int64_t m, int dims) {
 }
 
 Graph graph_of(const Csr& a) {
-  return symmetric_pattern(a.n, a.indptr.data(), a.indices.data(), 4);
+  return symmetric_pattern(a.n, a.indptr.data(), a.indices.data(), 4, "test");
 }
 
 void expect_permutation(const std::vector<int32_t>& perm, int64_t n) {
@@ -234,9 +239,73 @@ TEST(SparseOrdering, SymmetricPatternOfUnsymmetricInput) {
   // rows: 0: {0, 2, 2}, 1: {0}, 2: {}, int64 indices; A + A^T without the diagonal:
   // 0: {1, 2}, 1: {0}, 2: {0}
   const std::vector<int64_t> indptr{0, 3, 4, 4}, indices{0, 2, 2, 0};
-  const Graph g = symmetric_pattern(3, indptr.data(), indices.data(), 8);
+  const Graph g = symmetric_pattern(3, indptr.data(), indices.data(), 8, "test");
   EXPECT_EQ(g.xadj, (std::vector<int64_t>{0, 2, 3, 4}));
   EXPECT_EQ(g.adj, (std::vector<int32_t>{1, 2, 0, 0}));
+}
+
+TEST(SparseOrdering, InvalidArraysAreRejected) {
+  auto message = [](int64_t n, std::vector<int32_t> indptr, std::vector<int32_t> indices) {
+    try {
+      symmetric_pattern(n, indptr.data(), indices.data(), 4, "sparse.DirectSolver");
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(2, {0, 1, 2}, {0, 2}).find("[sparse.DirectSolver] indices[1] = 2 is out of range for n = 2"),
+            std::string::npos);
+  EXPECT_NE(message(2, {0, 1, 2}, {-1, 1}).find("indices[0] = -1 is out of range"), std::string::npos);
+  EXPECT_NE(message(2, {1, 1, 2}, {0, 1}).find("indptr[0] must be 0, got 1"), std::string::npos);
+  EXPECT_NE(message(2, {0, 2, 1}, {0, 1}).find("indptr must not decrease: indptr[2] = 1"),
+            std::string::npos);
+}
+
+TEST(SparseOrdering, ManyComponentsStayCheap) {
+  // a diagonal matrix: every vertex its own component
+  Csr d;
+  d.n = 300000;
+  for (int64_t i = 0; i <= d.n; ++i) d.indptr.push_back(static_cast<int32_t>(i));
+  for (int64_t i = 0; i < d.n; ++i) d.indices.push_back(static_cast<int32_t>(i));
+  const Graph g = graph_of(d);
+  const int levels = nested_dissection_levels(d.n);
+  const NestedDissection nd = level_set_nested_dissection(g, levels);
+  expect_permutation(nd.perm, d.n);
+  expect_dissection(g, nd);
+  EXPECT_TRUE(nd.complete);
+}
+
+TEST(SparseOrdering, StopsEarlyWhenUnusable) {
+  // a random graph of average degree 10: small diameter, so its middle level sets are huge
+  Csr r;
+  r.n = 20000;
+  std::vector<std::vector<int32_t>> rows(r.n);
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(r.n - 1));
+  for (int64_t e = 0; e < 5 * r.n; ++e) {
+    const int32_t u = pick(rng), v = pick(rng);
+    rows[u].push_back(v);
+    rows[v].push_back(u);
+  }
+  r.indptr.push_back(0);
+  for (auto& row : rows) {
+    std::sort(row.begin(), row.end());
+    r.indices.insert(r.indices.end(), row.begin(), row.end());
+    r.indptr.push_back(static_cast<int32_t>(r.indices.size()));
+  }
+  const Graph g = graph_of(r);
+  const NestedDissection stopped = level_set_nested_dissection(g, 4, 0, true);
+  EXPECT_FALSE(stopped.usable);
+  EXPECT_TRUE(stopped.perm.empty());
+  EXPECT_NE(stopped.reason.find("separator"), std::string::npos) << stopped.reason;
+  const NestedDissection full = level_set_nested_dissection(g, 4);  // without: all of it
+  expect_permutation(full.perm, r.n);
+  EXPECT_FALSE(full.usable);
+  EXPECT_GT(full.root_separator, r.n / 10);
+  // the grid passes the same check and is dissected in full
+  const NestedDissection grid_nd = level_set_nested_dissection(graph_of(grid(120, 2)), 4, 0, true);
+  EXPECT_TRUE(grid_nd.usable) << grid_nd.reason;
+  expect_permutation(grid_nd.perm, 120 * 120);
 }
 
 }  // namespace

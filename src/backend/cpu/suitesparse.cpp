@@ -450,9 +450,9 @@ class CholmodBackend final : public DirectBackend {
     if (started_) C::finish(&common_);
   }
 
-  // Fill-reducing ordering + supernodal symbolic analysis (kept for every refactorization).
   std::string library_ordering() const override { return "cholmod"; }
 
+  // Fill-reducing ordering + supernodal symbolic analysis (kept for every refactorization).
   void analyze() override {
     if (factor_) C::free_factor(&factor_, &common_);
     factor_ = C::analyze(&a_, &common_);
