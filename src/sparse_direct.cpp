@@ -86,10 +86,10 @@ struct DirectSolver::Impl {
       return;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    // bad arrays are the caller's error (InvalidArgument, whatever the mode); anything else that
-    // goes wrong in the optional ordering (memory, threads) falls back to the library's
+    // the arrays were validated at construction; anything that goes wrong in the optional
+    // ordering (memory, threads) falls back to the library's
     const detail::Graph g = detail::symmetric_pattern(
-        n, indptr.data(), indices.data(), static_cast<int>(size_of(a.index_dtype())), kOp);
+        n, indptr.data(), indices.data(), static_cast<int>(size_of(a.index_dtype())));
     detail::NestedDissection nd;
     try {
       nd = detail::level_set_nested_dissection(g, std::max(2, detail::nested_dissection_levels(n)),
@@ -122,7 +122,7 @@ struct DirectSolver::Impl {
 DirectSolver::DirectSolver(const CsrView& a, const DirectSolverOptions& options,
                            [[maybe_unused]] Stream stream)
     : impl_(std::make_unique<Impl>()) {
-  check_csr(a, kOp);
+  validate_csr(a, kOp);  // structure and contents: every backend and the ordering rely on it
   if (a.rows != a.cols) {
     throw_error<InvalidArgument>(kOp, "A must be square, got shape (", a.rows, ", ", a.cols, ")");
   }

@@ -8,8 +8,6 @@
 // to disjoint ranges of perm: left half, right half, separator.
 #include "sparse_ordering.h"
 
-#include <gpula/error.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -19,7 +17,6 @@
 #include <system_error>
 #include <thread>
 
-#include "format.h"
 
 namespace gpula::sparse::detail {
 
@@ -30,6 +27,13 @@ constexpr int kPeripheralSweeps = 5;      // breadth-first searches to find a fa
 constexpr double kMaxRootShare = 0.10;    // usable only if the root separator is <= 10% of n
 constexpr double kMaxSeparatorShare = 0.35;  // and every tree separator <= 35% of its subgraph
 
+// Whether a recorded separator of `sep` vertices, splitting a subgraph of `sub` of the n
+// vertices (the root when `root`), fails the quality check.
+bool separator_too_large(int64_t sep, int64_t sub, int64_t n, bool root) {
+  return (root && sep > kMaxRootShare * static_cast<double>(n)) ||
+         sep > kMaxSeparatorShare * static_cast<double>(sub);
+}
+
 int64_t index_at(const void* p, int64_t i, int bytes) {
   return bytes == 4 ? static_cast<const int32_t*>(p)[i] : static_cast<const int64_t*>(p)[i];
 }
@@ -38,31 +42,6 @@ int worker_count(int threads) {
   if (threads > 0) return threads;
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
-}
-
-// Runs f(i) for i in [0, count) on `threads` threads in contiguous blocks.
-template <class F>
-void parallel_for(int64_t count, int threads, F f) {
-  const int64_t t = std::max<int64_t>(1, std::min<int64_t>(threads, count / 4096 + 1));
-  if (t == 1) {
-    for (int64_t i = 0; i < count; ++i) f(i);
-    return;
-  }
-  std::vector<std::thread> pool;
-  std::exception_ptr error;
-  std::mutex m;
-  for (int64_t w = 0; w < t; ++w) {
-    pool.emplace_back([&, w] {
-      try {
-        for (int64_t i = count * w / t; i < count * (w + 1) / t; ++i) f(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(m);
-        if (!error) error = std::current_exception();
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-  if (error) std::rethrow_exception(error);
 }
 
 class Dissector {
@@ -116,7 +95,7 @@ class Dissector {
     if (r.complete) r.perm = level_order(r.perm);
     if (empty) {
       r.reason = "a subgraph of the dissection tree is empty or too small to split";
-    } else if (r.root_separator > kMaxRootShare * g_.n) {
+    } else if (levels_ > 1 && separator_too_large(r.root_separator, g_.n, g_.n, true)) {
       r.reason = "the root separator holds " + std::to_string(r.root_separator) + " of " +
                  std::to_string(g_.n) + " vertices";
     } else if (r.worst_separator_share > kMaxSeparatorShare) {
@@ -274,9 +253,8 @@ class Dissector {
     }
     if (node >= 0) {
       sizes_[node] = static_cast<int64_t>(sep.size());
-      const auto ns = static_cast<double>(sep.size());
-      if (stop_when_unusable_ && ((node == 0 && ns > kMaxRootShare * g_.n) ||
-                                  ns > kMaxSeparatorShare * static_cast<double>(s))) {
+      if (stop_when_unusable_ &&
+          separator_too_large(static_cast<int64_t>(sep.size()), s, g_.n, node == 0)) {
         std::lock_guard<std::mutex> lock(error_mutex_);
         stop_reason_ = "a separator holds " + std::to_string(sep.size()) + " of its subgraph's " +
                        std::to_string(s) + " vertices (level sets separate this graph poorly)";
@@ -417,73 +395,53 @@ class Dissector {
 
 }  // namespace
 
-Graph symmetric_pattern(int64_t n, const void* indptr, const void* indices, int index_bytes,
-                        const char* op) {
-  if (n < 0 || n >= (int64_t{1} << 30)) {
-    throw InvalidArgument(gpula::detail::cat("[", op, "] the ordering takes n below 2^30, got ", n));
-  }
-  if (index_at(indptr, 0, index_bytes) != 0) {
-    throw InvalidArgument(gpula::detail::cat("[", op, "] indptr[0] must be 0, got ",
-                                             index_at(indptr, 0, index_bytes)));
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    if (index_at(indptr, i + 1, index_bytes) < index_at(indptr, i, index_bytes)) {
-      throw InvalidArgument(gpula::detail::cat("[", op, "] indptr must not decrease: indptr[", i + 1,
-                                               "] = ", index_at(indptr, i + 1, index_bytes),
-                                               " < indptr[", i, "]"));
-    }
-  }
-  const int64_t nnz = index_at(indptr, n, index_bytes);
-  for (int64_t k = 0; k < nnz; ++k) {
-    const int64_t j = index_at(indices, k, index_bytes);
-    if (j < 0 || j >= n) {
-      throw InvalidArgument(gpula::detail::cat("[", op, "] indices[", k, "] = ", j,
-                                               " is out of range for n = ", n));
-    }
-  }
-  Graph g;
-  g.n = static_cast<int32_t>(n);
-  const int threads = worker_count(0);
+Graph symmetric_pattern(int64_t n, const void* indptr, const void* indices, int index_bytes) {
+  auto ptr = [&](int64_t i) { return index_at(indptr, i, index_bytes); };
+  auto col = [&](int64_t k) { return index_at(indices, k, index_bytes); };
   std::vector<int64_t> count(n + 1, 0);
-  parallel_for(n, threads, [&](int64_t i) {
-    for (int64_t k = index_at(indptr, i, index_bytes); k < index_at(indptr, i + 1, index_bytes);
-         ++k) {
-      const int64_t j = index_at(indices, k, index_bytes);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t k = ptr(i); k < ptr(i + 1); ++k) {
+      const int64_t j = col(k);
       if (j == i) continue;
       std::atomic_ref<int64_t>(count[i]).fetch_add(1, std::memory_order_relaxed);
       std::atomic_ref<int64_t>(count[j]).fetch_add(1, std::memory_order_relaxed);
     }
-  });
+  }
   std::vector<int64_t> start(n + 1, 0);
   for (int64_t i = 0; i < n; ++i) start[i + 1] = start[i] + count[i];
   std::vector<int32_t> both(start[n]);
   std::vector<int64_t> fill(start.begin(), start.end() - 1);
-  parallel_for(n, threads, [&](int64_t i) {
-    for (int64_t k = index_at(indptr, i, index_bytes); k < index_at(indptr, i + 1, index_bytes);
-         ++k) {
-      const int64_t j = index_at(indices, k, index_bytes);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t k = ptr(i); k < ptr(i + 1); ++k) {
+      const int64_t j = col(k);
       if (j == i) continue;
       both[std::atomic_ref<int64_t>(fill[i]).fetch_add(1, std::memory_order_relaxed)] =
           static_cast<int32_t>(j);
       both[std::atomic_ref<int64_t>(fill[j]).fetch_add(1, std::memory_order_relaxed)] =
           static_cast<int32_t>(i);
     }
-  });
+  }
   // each row sorted (which also makes the result independent of the threads' interleaving)
   // and its duplicates merged
-  parallel_for(n, threads, [&](int64_t i) {
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (int64_t i = 0; i < n; ++i) {
     auto* b = both.data() + start[i];
     auto* e = both.data() + start[i + 1];
     std::sort(b, e);
     count[i] = std::unique(b, e) - b;
-  });
+  }
+  Graph g;
+  g.n = static_cast<int32_t>(n);
   g.xadj.assign(n + 1, 0);
   for (int64_t i = 0; i < n; ++i) g.xadj[i + 1] = g.xadj[i] + count[i];
   g.adj.resize(g.xadj[n]);
-  parallel_for(n, threads, [&](int64_t i) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
     std::copy(both.begin() + start[i], both.begin() + start[i] + count[i],
               g.adj.begin() + g.xadj[i]);
-  });
+  }
   return g;
 }
 

@@ -21,11 +21,9 @@ struct Graph {
 };
 
 /// The pattern of A + A^T without the diagonal, from A's host CSR arrays (int32 or int64
-/// indices, read as `index_bytes` wide). Duplicates are merged. The arrays are checked first:
-/// InvalidArgument, prefixed "[op]", names the offending position (indptr not starting at 0,
-/// decreasing or not ending at nnz; an index outside [0, n)). n must be below 2^30.
-Graph symmetric_pattern(int64_t n, const void* indptr, const void* indices, int index_bytes,
-                        const char* op);
+/// indices, read as `index_bytes` wide; valid, as validate_csr checks them, and n below 2^30).
+/// Duplicates are merged.
+Graph symmetric_pattern(int64_t n, const void* indptr, const void* indices, int index_bytes);
 
 struct NestedDissection {
   /// perm[i] = the original index of the i-th row/column of the reordered matrix (new -> old),

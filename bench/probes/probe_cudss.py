@@ -64,50 +64,84 @@ class Cudss:
             raise RuntimeError(f"{what} failed: status {status}")
 
 
+class System:
+    """A (int32 CSR, float64), b and x = 0 on the device, with the cuDSS config, data and matrix
+    objects of one solve on CuPy's current stream."""
+
+    def __init__(self, cu, cp, a, b, mtype: int):
+        self.cu, self.cp = cu, cp
+        lib, vp = cu.lib, ctypes.c_void_p
+        n, nnz = a.shape[0], a.nnz
+        self.arrays = (cp.asarray(a.indptr.astype(np.int32)), cp.asarray(a.indices.astype(np.int32)),
+                       cp.asarray(a.data))
+        self.db = cp.asarray(b)
+        self.dx = cp.zeros_like(self.db)
+        self.config, self.data, self.mat, self.bm, self.xm = vp(), vp(), vp(), vp(), vp()
+        cu.ok(lib.cudssConfigCreate(ctypes.byref(self.config)), "cudssConfigCreate")
+        cu.ok(lib.cudssDataCreate(cu.handle, ctypes.byref(self.data)), "cudssDataCreate")
+        indptr, indices, values = self.arrays
+        cu.ok(
+            lib.cudssMatrixCreateCsr(
+                ctypes.byref(self.mat), ctypes.c_int64(n), ctypes.c_int64(n), ctypes.c_int64(nnz),
+                vp(indptr.data.ptr), vp(None), vp(indices.data.ptr), vp(values.data.ptr),
+                CUDA_R_32I, CUDA_R_32I, CUDA_R_64F, mtype, MVIEW_FULL, 0,
+            ),
+            "cudssMatrixCreateCsr",
+        )
+        for m_, arr in ((self.bm, self.db), (self.xm, self.dx)):
+            cu.ok(
+                lib.cudssMatrixCreateDn(
+                    ctypes.byref(m_), ctypes.c_int64(n), ctypes.c_int64(1), ctypes.c_int64(n),
+                    vp(arr.data.ptr), CUDA_R_64F, 0,
+                ),
+                "cudssMatrixCreateDn",
+            )
+        cu.ok(lib.cudssSetStream(cu.handle, vp(cp.cuda.get_current_stream().ptr)), "cudssSetStream")
+
+    def set_config(self, param: int, value: int, what: str):
+        v = ctypes.c_int(value)
+        self.cu.ok(self.cu.lib.cudssConfigSet(self.config, param, ctypes.byref(v), 4), what)
+
+    def execute(self, name: str, phase: int) -> float:
+        """One phase, host wall clock between device synchronizations, in seconds."""
+        self.cp.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        self.cu.ok(self.cu.lib.cudssExecute(self.cu.handle, phase, self.config, self.data,
+                                            self.mat, self.xm, self.bm), f"execute {name}")
+        self.cp.cuda.Device().synchronize()
+        return time.perf_counter() - t0
+
+    def lu_nnz(self) -> int:
+        lu, written = ctypes.c_int64(), ctypes.c_size_t()
+        self.cu.lib.cudssDataGet(self.cu.handle, self.data, DATA_LU_NNZ, ctypes.byref(lu), 8,
+                                 ctypes.byref(written))
+        return int(lu.value)
+
+    def residual(self, a, b) -> float:
+        x = self.cp.asnumpy(self.dx)
+        return float(np.linalg.norm(a @ x - b) / np.linalg.norm(b))
+
+    def close(self):
+        lib = self.cu.lib
+        for m_ in (self.bm, self.xm, self.mat):
+            lib.cudssMatrixDestroy(m_)
+        lib.cudssDataDestroy(self.cu.handle, self.data)
+        lib.cudssConfigDestroy(self.config)
+
+
 def run(cu, cp, a, b, alg: str, threads: int, mtype: int, nd_levels: int = 0, ubfactor: int = 0):
-    lib, h = cu.lib, cu.handle
-    vp = ctypes.c_void_p
-    n, nnz = a.shape[0], a.nnz
-    indptr = cp.asarray(a.indptr.astype(np.int32))
-    indices = cp.asarray(a.indices.astype(np.int32))
-    values = cp.asarray(a.data)
-    db = cp.asarray(b)
-    dx = cp.zeros_like(db)
-    config, data, mat, bm, xm = vp(), vp(), vp(), vp(), vp()
-    cu.ok(lib.cudssConfigCreate(ctypes.byref(config)), "cudssConfigCreate")
-    cu.ok(lib.cudssDataCreate(h, ctypes.byref(data)), "cudssDataCreate")
-    ra = ctypes.c_int(ALGS[alg])
-    cu.ok(lib.cudssConfigSet(config, CONFIG_REORDERING_ALG, ctypes.byref(ra), 4), "reordering")
+    s = System(cu, cp, a, b, mtype)
+    s.set_config(CONFIG_REORDERING_ALG, ALGS[alg], "reordering")
     if threads > 1:
-        nt = ctypes.c_int(threads)
-        cu.ok(lib.cudssConfigSet(config, CONFIG_HOST_NTHREADS, ctypes.byref(nt), 4), "nthreads")
+        s.set_config(CONFIG_HOST_NTHREADS, threads, "nthreads")
     if nd_levels > 0:
-        nl = ctypes.c_int(nd_levels)
-        cu.ok(lib.cudssConfigSet(config, CONFIG_ND_NLEVELS, ctypes.byref(nl), 4), "nd_nlevels")
+        s.set_config(CONFIG_ND_NLEVELS, nd_levels, "nd_nlevels")
     else:
         nl, written = ctypes.c_int(-1), ctypes.c_size_t()
-        lib.cudssConfigGet(config, CONFIG_ND_NLEVELS, ctypes.byref(nl), 4, ctypes.byref(written))
+        cu.lib.cudssConfigGet(s.config, CONFIG_ND_NLEVELS, ctypes.byref(nl), 4, ctypes.byref(written))
         print(f"  (ND_NLEVELS default: {nl.value})", flush=True)
     if ubfactor > 0:
-        ub = ctypes.c_int(ubfactor)
-        cu.ok(lib.cudssConfigSet(config, CONFIG_ND_UBFACTOR, ctypes.byref(ub), 4), "nd_ubfactor")
-    cu.ok(
-        lib.cudssMatrixCreateCsr(
-            ctypes.byref(mat), ctypes.c_int64(n), ctypes.c_int64(n), ctypes.c_int64(nnz),
-            vp(indptr.data.ptr), vp(None), vp(indices.data.ptr), vp(values.data.ptr),
-            CUDA_R_32I, CUDA_R_32I, CUDA_R_64F, mtype, MVIEW_FULL, 0,
-        ),
-        "cudssMatrixCreateCsr",
-    )
-    for m_, arr in ((bm, db), (xm, dx)):
-        cu.ok(
-            lib.cudssMatrixCreateDn(
-                ctypes.byref(m_), ctypes.c_int64(n), ctypes.c_int64(1), ctypes.c_int64(n),
-                vp(arr.data.ptr), CUDA_R_64F, 0,
-            ),
-            "cudssMatrixCreateDn",
-        )
-    cu.ok(lib.cudssSetStream(h, vp(cp.cuda.get_current_stream().ptr)), "cudssSetStream")
+        s.set_config(CONFIG_ND_UBFACTOR, ubfactor, "nd_ubfactor")
     times = {}
     for name, phase in (
         ("reorder", PHASE_REORDERING),
@@ -117,21 +151,10 @@ def run(cu, cp, a, b, alg: str, threads: int, mtype: int, nd_levels: int = 0, ub
         ("refactor", PHASE_REFACTORIZATION),
         ("solve2", PHASE_SOLVE),
     ):
-        cp.cuda.Device().synchronize()
-        t0 = time.perf_counter()
-        cu.ok(lib.cudssExecute(h, phase, config, data, mat, xm, bm), f"execute {name}")
-        cp.cuda.Device().synchronize()
-        times[name] = time.perf_counter() - t0
-    lu = ctypes.c_int64()
-    written = ctypes.c_size_t()
-    lib.cudssDataGet(h, data, DATA_LU_NNZ, ctypes.byref(lu), 8, ctypes.byref(written))
-    x = cp.asnumpy(dx)
-    res = float(np.linalg.norm(a @ x - b) / np.linalg.norm(b))
-    for m_ in (bm, xm, mat):
-        lib.cudssMatrixDestroy(m_)
-    lib.cudssDataDestroy(h, data)
-    lib.cudssConfigDestroy(config)
-    return times, int(lu.value), res
+        times[name] = s.execute(name, phase)
+    result = times, s.lu_nnz(), s.residual(a, b)
+    s.close()
+    return result
 
 
 def main():

@@ -22,17 +22,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import scipy.sparse as sp
-from probe_cudss import (CONFIG_HOST_NTHREADS, CONFIG_REORDERING_ALG, CUDA_R_32I, CUDA_R_64F,
-                         DATA_LU_NNZ, MTYPE_SPD, MVIEW_FULL, PHASE_FACTORIZATION,
-                         PHASE_REORDERING, PHASE_SOLVE, PHASE_SYMBOLIC, Cudss, library_dir,
-                         poisson)
+from probe_cudss import (CONFIG_HOST_NTHREADS, CONFIG_ND_NLEVELS, CONFIG_REORDERING_ALG,
+                         MTYPE_SPD, PHASE_FACTORIZATION, PHASE_REORDERING, PHASE_SOLVE,
+                         PHASE_SYMBOLIC, Cudss, System, library_dir, poisson)
 
 DATA_PERM_REORDER_ROW = 4
 DATA_USER_PERM = 9
 DATA_USER_ND_PARTITION_TREE = 21
 DATA_ND_PARTITION_TREE = 22
-CONFIG_ND_NLEVELS = 17
 ALG_NESTED_DISSECTION = 4
 I32P = ctypes.POINTER(ctypes.c_int32)
 
@@ -145,62 +142,30 @@ def get_array(cu, data, param, dtype=np.int32):
 
 
 def cudss_phases(cu, cp, a, b, perm, threads, alg=0, nlevels=0, tree=None):
-    lib, h = cu.lib, cu.handle
-    vp = ctypes.c_void_p
-    n, nnz = a.shape[0], a.nnz
-    indptr = cp.asarray(a.indptr.astype(np.int32))
-    indices = cp.asarray(a.indices.astype(np.int32))
-    values = cp.asarray(a.data)
-    db = cp.asarray(b)
-    dx = cp.zeros_like(db)
-    config, data, mat, bm, xm = vp(), vp(), vp(), vp(), vp()
-    cu.ok(lib.cudssConfigCreate(ctypes.byref(config)), "cudssConfigCreate")
-    cu.ok(lib.cudssDataCreate(h, ctypes.byref(data)), "cudssDataCreate")
-    ra = ctypes.c_int(alg)
-    cu.ok(lib.cudssConfigSet(config, CONFIG_REORDERING_ALG, ctypes.byref(ra), 4), "alg")
-    nt = ctypes.c_int(threads)
-    cu.ok(lib.cudssConfigSet(config, CONFIG_HOST_NTHREADS, ctypes.byref(nt), 4), "nthreads")
+    """cuDSS's first solve of SPD a, phase by phase, with an optional user permutation and tree:
+    (times, nnz(LU), residual, (tree status, the tree and permutation cuDSS reports))."""
+    s = System(cu, cp, a, b, MTYPE_SPD)
+    s.set_config(CONFIG_REORDERING_ALG, alg, "alg")
+    s.set_config(CONFIG_HOST_NTHREADS, threads, "nthreads")
     if nlevels:
-        nl = ctypes.c_int(nlevels)
-        cu.ok(lib.cudssConfigSet(config, CONFIG_ND_NLEVELS, ctypes.byref(nl), 4), "nlevels")
-    cu.ok(lib.cudssMatrixCreateCsr(
-        ctypes.byref(mat), ctypes.c_int64(n), ctypes.c_int64(n), ctypes.c_int64(nnz),
-        vp(indptr.data.ptr), vp(None), vp(indices.data.ptr), vp(values.data.ptr),
-        CUDA_R_32I, CUDA_R_32I, CUDA_R_64F, MTYPE_SPD, MVIEW_FULL, 0), "csr")
-    for m_, arr in ((bm, db), (xm, dx)):
-        cu.ok(lib.cudssMatrixCreateDn(ctypes.byref(m_), ctypes.c_int64(n), ctypes.c_int64(1),
-                                      ctypes.c_int64(n), vp(arr.data.ptr), CUDA_R_64F, 0), "dn")
-    cu.ok(lib.cudssSetStream(h, vp(cp.cuda.get_current_stream().ptr)), "stream")
+        s.set_config(CONFIG_ND_NLEVELS, nlevels, "nlevels")
     times = {}
-    cp.cuda.Device().synchronize()
     t0 = time.perf_counter()
-    if perm is not None:
-        p = np.ascontiguousarray(perm, dtype=np.int32)
-        cu.ok(lib.cudssDataSet(h, data, DATA_USER_PERM, vp(p.ctypes.data), ctypes.c_size_t(4 * n)),
-              "user perm")
-    if tree is not None:
-        tr = np.ascontiguousarray(tree, dtype=np.int32)
-        cu.ok(lib.cudssDataSet(h, data, DATA_USER_ND_PARTITION_TREE, vp(tr.ctypes.data),
-                               ctypes.c_size_t(tr.nbytes)), "user tree")
+    for param, arr, what in ((DATA_USER_PERM, perm, "user perm"),
+                             (DATA_USER_ND_PARTITION_TREE, tree, "user tree")):
+        if arr is not None:
+            v = np.ascontiguousarray(arr, dtype=np.int32)
+            cu.ok(cu.lib.cudssDataSet(cu.handle, s.data, param, ctypes.c_void_p(v.ctypes.data),
+                                      ctypes.c_size_t(v.nbytes)), what)
     times["set"] = time.perf_counter() - t0
     for name, phase in (("reorder", PHASE_REORDERING), ("symbolic", PHASE_SYMBOLIC),
                         ("factor", PHASE_FACTORIZATION), ("solve", PHASE_SOLVE)):
-        cp.cuda.Device().synchronize()
-        t0 = time.perf_counter()
-        cu.ok(lib.cudssExecute(h, phase, config, data, mat, xm, bm), f"execute {name}")
-        cp.cuda.Device().synchronize()
-        times[name] = time.perf_counter() - t0
-    lu, written = ctypes.c_int64(), ctypes.c_size_t()
-    lib.cudssDataGet(h, data, DATA_LU_NNZ, ctypes.byref(lu), 8, ctypes.byref(written))
-    got_tree, st = get_array(cu, data, DATA_ND_PARTITION_TREE)
-    got_perm, _ = get_array(cu, data, DATA_PERM_REORDER_ROW)
-    x = cp.asnumpy(dx)
-    res = float(np.linalg.norm(a @ x - b) / np.linalg.norm(b))
-    for m_ in (bm, xm, mat):
-        lib.cudssMatrixDestroy(m_)
-    lib.cudssDataDestroy(h, data)
-    lib.cudssConfigDestroy(config)
-    return times, int(lu.value), res, (st, got_tree, got_perm)
+        times[name] = s.execute(name, phase)
+    got_tree, st = get_array(cu, s.data, DATA_ND_PARTITION_TREE)
+    got_perm, _ = get_array(cu, s.data, DATA_PERM_REORDER_ROW)
+    result = times, s.lu_nnz(), s.residual(a, b), (st, got_tree, got_perm)
+    s.close()
+    return result
 
 
 def show_tree(name, tree):

@@ -42,7 +42,8 @@ struct DirectSolverOptions {
   Ordering ordering = Ordering::automatic;
 };
 
-/// A's arrays are copied at construction (the solver owns its pattern and values); b and x of
+/// A's arrays are validated (validate_csr: InvalidArgument naming the array and position) and
+/// copied at construction (the solver owns its pattern and values); b and x of
 /// solve() are (n,) or (n, k) contiguous arrays of A's dtype and device. Phases out of order
 /// (solve before factorize, ...) throw InvalidArgument naming the missing phase; a numerically
 /// singular matrix throws SingularMatrix naming the library's status (positive_definite: a

@@ -394,6 +394,33 @@ DirectSolverOptions pd() {
 
 class SparseDirectCpuCholmod : public ::testing::TestWithParam<Case> {};
 
+// Malformed arrays are rejected at construction, on every backend (the front's validate_csr;
+// the level-set ordering and cuDSS rely on it), with the array and the position named.
+TEST(SparseDirectCpuErrors, MalformedArraysNameThePosition) {
+  auto message = [](std::vector<int32_t> indptr, std::vector<int32_t> indices,
+                    const DirectSolverOptions& options) {
+    std::vector<double> values(indices.size(), 1.0);
+    const auto nnz = static_cast<int64_t>(indices.size());
+    const CsrView a{2, 2, view1d(indptr.data(), DType::i32, 3),
+                    view1d(indices.data(), DType::i32, nnz), view1d(values.data(), DType::f64, nnz)};
+    try {
+      DirectSolver s(a, options);
+    } catch (const gpula::InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const DirectSolverOptions& o : {DirectSolverOptions{}, pd()}) {
+    EXPECT_NE(message({0, 1, 2}, {0, 2}, o).find("[sparse.DirectSolver] indices[1] = 2 is out of range [0, 2)"),
+              std::string::npos);
+    EXPECT_NE(message({0, 1, 2}, {-1, 1}, o).find("indices[0] = -1 is out of range"),
+              std::string::npos);
+    EXPECT_NE(message({1, 1, 2}, {0, 1}, o).find("indptr[0] must be 0, got 1"), std::string::npos);
+    EXPECT_NE(message({0, 2, 1}, {0, 1}, o).find("indptr must be non-decreasing: indptr[2] = 1"),
+              std::string::npos);
+  }
+}
+
 TEST_P(SparseDirectCpuCholmod, SolvesSeveralRightHandSidesAndRefactorizes) {
   const auto [t, index] = GetParam();
   const bool cplx = gpula::is_complex(t);

@@ -198,19 +198,16 @@ class CudssBackend final : public DirectBackend {
     GPULA_CUDSS(cudssConfigSet(config_, CUDSS_CONFIG_REORDERING_ALG, &alg, sizeof(alg)));
     const int levels = nd.levels;
     GPULA_CUDSS(cudssConfigSet(config_, CUDSS_CONFIG_ND_NLEVELS, &levels, sizeof(levels)));
-    if (index_dtype_ == DType::i32) {
-      GPULA_CUDSS(cudssDataSet(handle_, data_, CUDSS_DATA_USER_PERM, nd.perm.data(),
-                               nd.perm.size() * sizeof(int32_t)));
-      GPULA_CUDSS(cudssDataSet(handle_, data_, CUDSS_DATA_USER_ND_PARTITION_TREE, nd.tree.data(),
-                               nd.tree.size() * sizeof(int32_t)));
-    } else {
-      const std::vector<int64_t> perm(nd.perm.begin(), nd.perm.end()),
-          tree(nd.tree.begin(), nd.tree.end());
-      GPULA_CUDSS(cudssDataSet(handle_, data_, CUDSS_DATA_USER_PERM, perm.data(),
-                               perm.size() * sizeof(int64_t)));
-      GPULA_CUDSS(cudssDataSet(handle_, data_, CUDSS_DATA_USER_ND_PARTITION_TREE, tree.data(),
-                               tree.size() * sizeof(int64_t)));
-    }
+    auto set = [&](cudssDataParam_t param, const std::vector<int32_t>& v) {
+      if (index_dtype_ == DType::i32) {
+        GPULA_CUDSS(cudssDataSet(handle_, data_, param, v.data(), v.size() * sizeof(int32_t)));
+      } else {
+        const std::vector<int64_t> wide(v.begin(), v.end());
+        GPULA_CUDSS(cudssDataSet(handle_, data_, param, wide.data(), wide.size() * sizeof(int64_t)));
+      }
+    };
+    set(CUDSS_DATA_USER_PERM, nd.perm);
+    set(CUDSS_DATA_USER_ND_PARTITION_TREE, nd.tree);
   }
 
   void factorize() override {
