@@ -10,7 +10,9 @@ namespace gpula::sparse {
 
 namespace {
 
-void check_array(const TensorView& t, const char* name, int64_t length, const std::string& op) {
+// `what` names the expected length in messages ("nnz = " for indices and values).
+void check_array(const TensorView& t, const char* name, int64_t length, const std::string& op,
+                 const char* what = "") {
   using detail::throw_error;
   if (t.ndim() != 1) {
     throw_error<InvalidArgument>(op.c_str(), name, " must be 1-D, got shape ", t.shape_str());
@@ -20,7 +22,7 @@ void check_array(const TensorView& t, const char* name, int64_t length, const st
                                  t.shape[0]);
   }
   if (t.shape[0] != length) {
-    throw_error<InvalidArgument>(op.c_str(), name, " must have length ", length, ", got ",
+    throw_error<InvalidArgument>(op.c_str(), name, " must have length ", what, length, ", got ",
                                  t.shape[0]);
   }
   if (length > 1 && t.strides[0] != 1) {
@@ -64,8 +66,8 @@ void check_csr(const CsrView& a, std::string_view op_view) {
                                  a.values.shape_str());
   }
   check_array(a.indptr, "indptr", a.rows + 1, op);
-  check_array(a.indices, "indices", a.nnz(), op);
-  check_array(a.values, "values", a.nnz(), op);
+  check_array(a.indices, "indices", a.nnz(), op, "nnz = ");
+  check_array(a.values, "values", a.nnz(), op, "nnz = ");
   if (a.indptr.device != a.values.device || a.indices.device != a.values.device) {
     throw_error<InvalidArgument>(op.c_str(), "indptr, indices and values must be on one device, got ",
                                  to_string(a.indptr.device), ", ", to_string(a.indices.device), ", ",

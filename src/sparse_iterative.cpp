@@ -66,7 +66,10 @@ IterativeResult run(IterativeProblem& p, Device device, const TensorView& b, con
                                  "M='jacobi', 'ic0' and 'ilu0' need a sparse matrix A, got a "
                                  "LinearOperator");
   }
-  p.maxiter = options.maxiter < 0 ? 10 * p.n : options.maxiter;
+  if (options.maxiter && *options.maxiter < 0) {
+    throw_error<InvalidArgument>(op, "maxiter must be >= 0, got ", *options.maxiter);
+  }
+  p.maxiter = options.maxiter ? *options.maxiter : 10 * p.n;
   if (device.is_cuda()) {
     if (p.csr == nullptr) {
       throw_error<NotSupported>(op, "a matrix-free LinearOperator on a GPU is not supported yet");
@@ -82,7 +85,7 @@ IterativeResult run(IterativeProblem& p, Device device, const TensorView& b, con
 
 IterativeResult solve_csr(KrylovMethod m, const char* op, const CsrView& a, const TensorView& b,
                           const TensorView& x, const IterativeOptions& options, Stream stream) {
-  check_csr(a, op);
+  validate_csr(a, op);  // the loops index x by A's column indices
   if (a.rows != a.cols) {
     throw_error<InvalidArgument>(op, "A must be square, got shape (", a.rows, ", ", a.cols, ")");
   }

@@ -16,6 +16,10 @@ struct IterativeProblem {
   int64_t maxiter = 0;           ///< resolved (>= 0)
 };
 
+/// info of a run that reached its iteration limit without converging: maxiter, and 1 for
+/// maxiter = 0 (no iteration run), so that info 0 always means converged.
+inline int64_t not_converged_info(int64_t maxiter) { return maxiter > 0 ? maxiter : 1; }
+
 namespace cpu {
 IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
                                 const IterativeOptions& options);

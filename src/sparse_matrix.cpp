@@ -11,12 +11,13 @@
 #include <vector>
 
 #include "format.h"
+#include "sparse_dispatch.h"
 
 namespace gpula::sparse {
 
 namespace {
 
-using detail::throw_error;
+using gpula::detail::throw_error;
 
 // A host copy of `t` (or `t` itself, shared, when it is already on the host).
 Tensor host_copy(const TensorView& t) {
@@ -47,29 +48,72 @@ std::vector<int64_t> read_index(const TensorView& t) {
   return out;
 }
 
-void validate_index_arrays(const std::vector<int64_t>& ptr, const std::vector<int64_t>& ind,
-                           int64_t bound, const char* ptr_name, const char* ind_name,
-                           const std::string& op) {
-  const int64_t nnz = static_cast<int64_t>(ind.size());
+// ptr (length ptr_len >= 1) and ind (length nnz) as validate_csr checks them, read in place.
+template <class I>
+void validate_typed(const I* ptr, int64_t ptr_len, const I* ind, int64_t nnz, int64_t bound,
+                    const char* ptr_name, const char* ind_name, const std::string& op) {
   if (ptr[0] != 0)
     throw_error<InvalidArgument>(op.c_str(), ptr_name, "[0] must be 0, got ", ptr[0]);
-  for (size_t i = 1; i < ptr.size(); ++i) {
+  for (int64_t i = 1; i < ptr_len; ++i) {
     if (ptr[i] < ptr[i - 1]) {
       throw_error<InvalidArgument>(op.c_str(), ptr_name, " must be non-decreasing: ", ptr_name, "[",
                                    i, "] = ", ptr[i], " < ", ptr_name, "[", i - 1,
                                    "] = ", ptr[i - 1]);
     }
   }
-  if (ptr.back() != nnz) {
-    throw_error<InvalidArgument>(op.c_str(), ptr_name, "[", ptr.size() - 1,
-                                 "] must equal nnz = ", nnz, ", got ", ptr.back());
+  if (ptr[ptr_len - 1] != nnz) {
+    throw_error<InvalidArgument>(op.c_str(), ptr_name, "[", ptr_len - 1, "] must equal nnz = ", nnz,
+                                 ", got ", ptr[ptr_len - 1]);
   }
+  // One pass without branches on the common path; the position is looked up on failure only.
+  bool ok = true;
+  for (int64_t k = 0; k < nnz; ++k) ok &= ind[k] >= 0 && static_cast<int64_t>(ind[k]) < bound;
+  if (ok) return;
   for (int64_t k = 0; k < nnz; ++k) {
-    if (ind[k] < 0 || ind[k] >= bound) {
+    if (ind[k] < 0 || static_cast<int64_t>(ind[k]) >= bound) {
       throw_error<InvalidArgument>(op.c_str(), ind_name, "[", k, "] = ", ind[k],
                                    " is out of range [0, ", bound, ")");
     }
   }
+}
+
+// Host-readable copies of a view's index arrays: the arrays themselves on the CPU.
+struct HostPattern {
+  Tensor ptr, ind;
+  explicit HostPattern(const TensorView& p, const TensorView& i)
+      : ptr(p.device.is_cuda() ? host_copy(p) : Tensor(p, nullptr)),
+        ind(i.device.is_cuda() ? host_copy(i) : Tensor(i, nullptr)) {}
+};
+
+void validate_index_arrays(const TensorView& ptr, const TensorView& ind, int64_t bound,
+                           const char* ptr_name, const char* ind_name, const std::string& op) {
+  const HostPattern h(ptr, ind);
+  const int64_t ptr_len = ptr.shape[0], nnz = ind.shape[0];
+  if (ptr.dtype == DType::i32) {
+    validate_typed(static_cast<const int32_t*>(h.ptr.data()), ptr_len,
+                   static_cast<const int32_t*>(h.ind.data()), nnz, bound, ptr_name, ind_name, op);
+  } else {
+    validate_typed(static_cast<const int64_t*>(h.ptr.data()), ptr_len,
+                   static_cast<const int64_t*>(h.ind.data()), nnz, bound, ptr_name, ind_name, op);
+  }
+}
+
+template <class I>
+bool canonical_typed(const I* ptr, int64_t rows, const I* ind) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (I k = ptr[i] + 1; k < ptr[i + 1]; ++k) {
+      if (ind[k] <= ind[k - 1]) return false;
+    }
+  }
+  return true;
+}
+
+// A copy of a 1-D array on its own device.
+Tensor copy_of(const Tensor& t) {
+  const Stream s{t.view().device, nullptr};
+  Tensor c = Tensor::empty(t.shape(), t.dtype(), s);
+  if (t.view().numel() > 0) copy(t.view(), c.view(), s);
+  return c;
 }
 
 // Builds canonical CSR (sorted, duplicates summed) from triplets on the host.
@@ -113,31 +157,16 @@ Tensor make_index(const std::vector<int64_t>& src, DType dt, Device device) {
   return dt == DType::i32 ? make_index<int32_t>(src, device) : make_index<int64_t>(src, device);
 }
 
-template <class F>
-void dispatch_values(DType v, F&& f) {
-  switch (v) {
-    case DType::f32:
-      f(float{});
-      break;
-    case DType::f64:
-      f(double{});
-      break;
-    case DType::c64:
-      f(std::complex<float>{});
-      break;
-    default:
-      f(std::complex<double>{});
-      break;
-  }
-}
+struct CsrArrays {
+  Tensor indptr, indices, values;
+};
 
-// The canonical CSR of triplets, on `device`, with index dtype `idt`.
-CsrMatrix from_triplets(int64_t rows, int64_t cols, const std::vector<int64_t>& r,
-                        const std::vector<int64_t>& c, const TensorView& values, DType idt,
-                        Device device) {
+// The canonical CSR arrays of triplets, on `device`, with index dtype `idt`.
+CsrArrays from_triplets(int64_t rows, const std::vector<int64_t>& r, const std::vector<int64_t>& c,
+                        const TensorView& values, DType idt, Device device) {
   Tensor hv = values.device.is_cuda() ? host_copy(values) : Tensor(values, nullptr);
   Tensor indptr, indices, vals;
-  dispatch_values(values.dtype, [&](auto zero) {
+  detail::dispatch_value_type(values.dtype, [&](auto zero) {
     using V = decltype(zero);
     std::vector<int64_t> ptr, ind;
     std::vector<V> val;
@@ -149,7 +178,7 @@ CsrMatrix from_triplets(int64_t rows, int64_t cols, const std::vector<int64_t>& 
     if (!val.empty()) std::memcpy(h.data(), val.data(), val.size() * sizeof(V));
     vals = to_device(h, device);
   });
-  return CsrMatrix::from_csr(rows, cols, indptr, indices, vals);
+  return {indptr, indices, vals};
 }
 
 CsrView view_of(int64_t rows, int64_t cols, const TensorView& p, const TensorView& i,
@@ -162,19 +191,17 @@ CsrView view_of(int64_t rows, int64_t cols, const TensorView& p, const TensorVie
 void validate_csr(const CsrView& a, std::string_view op_view) {
   const std::string op(op_view);
   check_csr(a, op);
-  validate_index_arrays(read_index(a.indptr), read_index(a.indices), a.cols, "indptr", "indices",
-                        op);
+  validate_index_arrays(a.indptr, a.indices, a.cols, "indptr", "indices", op);
 }
 
 bool is_canonical(const CsrView& a) {
-  const auto ptr = read_index(a.indptr);
-  const auto ind = read_index(a.indices);
-  for (int64_t i = 0; i < a.rows; ++i) {
-    for (int64_t k = ptr[i] + 1; k < ptr[i + 1]; ++k) {
-      if (ind[k] <= ind[k - 1]) return false;
-    }
+  const HostPattern h(a.indptr, a.indices);
+  if (a.index_dtype() == DType::i32) {
+    return canonical_typed(static_cast<const int32_t*>(h.ptr.data()), a.rows,
+                           static_cast<const int32_t*>(h.ind.data()));
   }
-  return true;
+  return canonical_typed(static_cast<const int64_t*>(h.ptr.data()), a.rows,
+                         static_cast<const int64_t*>(h.ind.data()));
 }
 
 CsrView CsrMatrix::view() const {
@@ -191,9 +218,17 @@ CsrMatrix CsrMatrix::from_csr(int64_t rows, int64_t cols, Tensor indptr, Tensor 
     for (int64_t i = 0; i < rows; ++i) {
       for (int64_t k = ptr[i]; k < ptr[i + 1]; ++k) r[k] = i;
     }
-    return from_triplets(rows, cols, r, read_index(v.indices), v.values, v.index_dtype(),
-                         v.device());
+    CsrArrays c = from_triplets(rows, r, read_index(v.indices), v.values, v.index_dtype(),
+                                v.device());
+    return adopt(rows, cols, std::move(c.indptr), std::move(c.indices), std::move(c.values));
   }
+  // The pattern is the matrix's own from here on (a caller's later writes to its index arrays
+  // cannot make it invalid); the values stay shared.
+  return adopt(rows, cols, copy_of(indptr), copy_of(indices), std::move(values));
+}
+
+CsrMatrix CsrMatrix::adopt(int64_t rows, int64_t cols, Tensor indptr, Tensor indices,
+                           Tensor values) {
   CsrMatrix m;
   m.rows_ = rows;
   m.cols_ = cols;
@@ -279,7 +314,8 @@ CsrMatrix CsrMatrix::from_coo(int64_t rows, int64_t cols, const TensorView& row,
                                    cols, ")");
     }
   }
-  return from_triplets(rows, cols, r, c, values, row.dtype, values.device);
+  CsrArrays m = from_triplets(rows, r, c, values, row.dtype, values.device);
+  return adopt(rows, cols, std::move(m.indptr), std::move(m.indices), std::move(m.values));
 }
 
 CsrMatrix CsrMatrix::from_csc(int64_t rows, int64_t cols, const TensorView& colptr,
@@ -293,14 +329,15 @@ CsrMatrix CsrMatrix::from_csc(int64_t rows, int64_t cols, const TensorView& colp
     throw_error<InvalidArgument>(op.c_str(), "shape (", rows, ", ", cols,
                                  ") has too many rows: indptr would need rows + 1 entries");
   }
+  validate_index_arrays(colptr, rowind, rows, "colptr", "rowind", op);
   const auto ptr = read_index(colptr);
   const auto r = read_index(rowind);
-  validate_index_arrays(ptr, r, rows, "colptr", "rowind", op);
   std::vector<int64_t> c(r.size());
   for (int64_t j = 0; j < cols; ++j) {
     for (int64_t k = ptr[j]; k < ptr[j + 1]; ++k) c[k] = j;
   }
-  return from_triplets(rows, cols, r, c, values, colptr.dtype, values.device);
+  CsrArrays m = from_triplets(rows, r, c, values, colptr.dtype, values.device);
+  return adopt(rows, cols, std::move(m.indptr), std::move(m.indices), std::move(m.values));
 }
 
 }  // namespace gpula::sparse

@@ -56,16 +56,25 @@ void cpu_sddmm(const CsrView& c, const TensorView& a, const TensorView& b, doubl
 struct SDDMM::Impl {
   CsrView c;
   CommonOptions options;
+  CsrMatrix keep;  // the matrix c views, when built from one
   std::shared_ptr<detail::CudaSddmmPlan> cuda;
+
+  // A checked (validated) view: the plan.
+  Impl(const CsrView& v, const CommonOptions& opts) : c(v), options(opts) {
+    if (c.device().is_cuda() && c.nnz() > 0) cuda = detail::cuda_sddmm_plan(c);
+  }
 };
 
-SDDMM::SDDMM(const CsrView& c, const CommonOptions& options, Stream stream)
-    : impl_(std::make_unique<Impl>()) {
+SDDMM::SDDMM(const CsrView& c, const CommonOptions& options, Stream stream) {
   (void)stream;
-  check_csr(c, kOp);
-  impl_->c = c;
-  impl_->options = options;
-  if (c.device().is_cuda() && c.nnz() > 0) impl_->cuda = detail::cuda_sddmm_plan(c);
+  validate_csr(c, kOp);
+  impl_ = std::make_unique<Impl>(c, options);
+}
+
+SDDMM::SDDMM(const CsrMatrix& c, const CommonOptions& options, Stream stream) {
+  (void)stream;
+  impl_ = std::make_unique<Impl>(c.view(), options);
+  impl_->keep = c;
 }
 
 SDDMM::~SDDMM() = default;
@@ -119,13 +128,12 @@ void SDDMM::execute(const TensorView& a, const TensorView& b, double alpha, doub
 }
 
 CsrMatrix sddmm(const CsrMatrix& mask, const TensorView& a, const TensorView& b, Stream stream) {
-  const CsrView m = mask.view();
-  check_csr(m, kOp);
+  const CsrView m = mask.view();  // validated when mask was built
   Stream s = stream;
   if (m.device().is_cuda()) s.device = m.device();
   Tensor values = Tensor::empty({m.nnz()}, m.dtype(), m.device().is_cuda() ? s : Stream{});
   CsrMatrix out = mask.with_values(values, kOp);
-  SDDMM plan(out.view(), {}, s);
+  SDDMM plan(out, {}, s);
   plan.execute(a, b, 1.0, 0.0, s);
   return out;
 }

@@ -125,9 +125,10 @@ CsrMatrix cpu_spgemm(const CsrView& a, const CsrView& b) {
 
 }  // namespace detail
 
-CsrMatrix spgemm(const CsrView& a, const CsrView& b, Stream stream) {
-  check_csr(a, kOp);
-  check_csr(b, kOp);
+namespace {
+
+// Checks of b against a (after check_csr of both).
+void check_pair(const CsrView& a, const CsrView& b) {
   if (b.rows != a.cols) {
     throw_error<InvalidArgument>(kOp, "b must have ", a.cols, " rows (A is (", a.rows, ", ", a.cols,
                                  ")), got shape (", b.rows, ", ", b.cols, ")");
@@ -144,11 +145,31 @@ CsrMatrix spgemm(const CsrView& a, const CsrView& b, Stream stream) {
     throw_error<InvalidArgument>(kOp, "b must be on A's device ", to_string(a.device()), ", got ",
                                  to_string(b.device()));
   }
+}
+
+// C = A B for validated views.
+CsrMatrix product(const CsrView& a, const CsrView& b, Stream stream) {
   Stream s = stream;
   if (a.device().is_cuda()) s.device = a.device();
   if (a.nnz() == 0 || b.nnz() == 0 || a.rows == 0 || b.cols == 0) return empty_product(a, b, s);
   if (a.device().is_cuda()) return detail::cuda_spgemm(a, b, s);
   return detail::cpu_spgemm(a, b);
+}
+
+}  // namespace
+
+CsrMatrix spgemm(const CsrView& a, const CsrView& b, Stream stream) {
+  check_csr(a, kOp);
+  check_csr(b, kOp);
+  check_pair(a, b);  // before the contents: cheap, and names the mismatch
+  validate_csr(a, kOp);
+  validate_csr(b, kOp);
+  return product(a, b, stream);
+}
+
+CsrMatrix spgemm(const CsrMatrix& a, const CsrMatrix& b, Stream stream) {
+  check_pair(a.view(), b.view());
+  return product(a.view(), b.view(), stream);
 }
 
 }  // namespace gpula::sparse

@@ -163,27 +163,35 @@ struct SpMM::Impl {
   CsrView a;
   Op op = Op::none;
   CommonOptions options;
-  CsrMatrix at;  // CPU, op != none: the (conjugated) transpose of A
+  CsrMatrix keep;  // the matrix a views, when built from one
+  CsrMatrix at;    // CPU, op != none: the (conjugated) transpose of A
   std::shared_ptr<detail::CudaSpmmPlan> cuda;
+
+  // A checked (validated) view: the plan.
+  Impl(const CsrView& v, Op o, const CommonOptions& opts) : a(v), op(o), options(opts) {
+    if (o != Op::none && o != Op::transpose && o != Op::conjugate_transpose) {
+      throw_error<InvalidArgument>(kOp, "op must be none, transpose or conjugate_transpose, got ",
+                                   static_cast<int>(o));
+    }
+    if (a.device().is_cuda()) {
+      cuda = detail::cuda_spmm_plan(a, op);
+    } else if (op != Op::none) {
+      const bool complex = a.dtype() == DType::c64 || a.dtype() == DType::c128;
+      at = detail::cpu_transpose(a, complex && op == Op::conjugate_transpose);
+    }
+  }
 };
 
-SpMM::SpMM(const CsrView& a, Op op, const CommonOptions& options, Stream stream)
-    : impl_(std::make_unique<Impl>()) {
+SpMM::SpMM(const CsrView& a, Op op, const CommonOptions& options, Stream stream) {
   (void)stream;
-  check_csr(a, kOp);
-  if (op != Op::none && op != Op::transpose && op != Op::conjugate_transpose) {
-    throw_error<InvalidArgument>(kOp, "op must be none, transpose or conjugate_transpose, got ",
-                                 static_cast<int>(op));
-  }
-  impl_->a = a;
-  impl_->op = op;
-  impl_->options = options;
-  if (a.device().is_cuda()) {
-    impl_->cuda = detail::cuda_spmm_plan(a, op);
-  } else if (op != Op::none) {
-    const bool complex = a.dtype() == DType::c64 || a.dtype() == DType::c128;
-    impl_->at = detail::cpu_transpose(a, complex && op == Op::conjugate_transpose);
-  }
+  validate_csr(a, kOp);
+  impl_ = std::make_unique<Impl>(a, op, options);
+}
+
+SpMM::SpMM(const CsrMatrix& a, Op op, const CommonOptions& options, Stream stream) {
+  (void)stream;
+  impl_ = std::make_unique<Impl>(a.view(), op, options);
+  impl_->keep = a;
 }
 
 SpMM::~SpMM() = default;
@@ -226,16 +234,29 @@ void SpMM::execute(const TensorView& b, const TensorView& c, double alpha, doubl
   if (ct.defined()) copy(ct.view(), c, s);
 }
 
-Tensor spmm(const CsrView& a, const TensorView& b, Op op, Stream stream) {
-  check_csr(a, kOp);
+namespace {
+
+// A one-off product with a made plan.
+Tensor spmm_with(SpMM& plan, const CsrView& a, const TensorView& b, Op op, Stream stream) {
   const int64_t m = op != Op::none ? a.cols : a.rows;
   const int64_t n = b.ndim() == 2 ? b.shape[1] : 0;
   Stream s = stream;
   if (a.device().is_cuda()) s.device = a.device();
-  SpMM plan(a, op, {}, s);
   Tensor c = Tensor::empty({m, n}, a.dtype(), a.device().is_cuda() ? s : Stream{});
   plan.execute(b, c.view(), 1.0, 0.0, s);
   return c;
+}
+
+}  // namespace
+
+Tensor spmm(const CsrView& a, const TensorView& b, Op op, Stream stream) {
+  SpMM plan(a, op, {}, stream);
+  return spmm_with(plan, a, b, op, stream);
+}
+
+Tensor spmm(const CsrMatrix& a, const TensorView& b, Op op, Stream stream) {
+  SpMM plan(a, op, {}, stream);
+  return spmm_with(plan, a.view(), b, op, stream);
 }
 
 }  // namespace gpula::sparse

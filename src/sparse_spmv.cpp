@@ -105,17 +105,29 @@ struct SpMV::Impl {
   CsrView a;
   Op op = Op::none;
   CommonOptions options;
+  CsrMatrix keep;  // the matrix a views, when built from one
   std::shared_ptr<detail::CudaSpmvPlan> cuda;
+
+  // A checked (validated) view: the plan.
+  Impl(const CsrView& v, Op o, const CommonOptions& opts) : a(v), op(o), options(opts) {
+    if (o != Op::none && o != Op::transpose && o != Op::conjugate_transpose) {
+      gpula::detail::throw_error<InvalidArgument>(
+          kOp, "op must be none, transpose or conjugate_transpose, got ", static_cast<int>(o));
+    }
+    if (a.device().is_cuda()) cuda = detail::cuda_spmv_plan(a, op);
+  }
 };
 
-SpMV::SpMV(const CsrView& a, Op op, const CommonOptions& options, Stream stream)
-    : impl_(std::make_unique<Impl>()) {
+SpMV::SpMV(const CsrView& a, Op op, const CommonOptions& options, Stream stream) {
   (void)stream;
-  check_csr(a, kOp);
-  impl_->a = a;
-  impl_->op = op;
-  impl_->options = options;
-  if (a.device().is_cuda()) impl_->cuda = detail::cuda_spmv_plan(a, op);
+  validate_csr(a, kOp);
+  impl_ = std::make_unique<Impl>(a, op, options);
+}
+
+SpMV::SpMV(const CsrMatrix& a, Op op, const CommonOptions& options, Stream stream) {
+  (void)stream;
+  impl_ = std::make_unique<Impl>(a.view(), op, options);
+  impl_->keep = a;
 }
 
 SpMV::~SpMV() = default;

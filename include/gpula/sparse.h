@@ -6,9 +6,15 @@
 ///
 /// The unit every sparse operation takes is a CsrView: three 1-D contiguous arrays on one device.
 /// indptr (rows + 1) and indices (nnz) share one index dtype (int32 or int64); values (nnz) are
-/// float32, float64, complex64 or complex128. A CsrMatrix owns (or shares, through DLPack) those
-/// arrays and is validated when built; a CsrView handed to an operation directly is checked for
-/// its structure (dtypes, lengths, devices: check_csr) but not for its contents (validate_csr).
+/// float32, float64, complex64 or complex128.
+///
+/// Trust: every operation that takes a CsrView validates it in full (validate_csr: structure and
+/// contents, O(nnz); GPU index arrays are copied to the host for it) before it reads an index:
+/// a plan (SpMV, SpMM, SDDMM, DirectSolver) once at construction, a one-off function (spmm,
+/// spgemm, the Krylov solvers) at every call. The arrays must then keep their pattern while a
+/// plan uses them. A CsrMatrix is validated once, when built, and owns its pattern (indptr and
+/// indices are copied then; values stay shared), so the overloads that take a CsrMatrix do not
+/// validate again: they are the way to validate once and use many times.
 #include <gpula/options.h>
 #include <gpula/tensor.h>
 
@@ -47,14 +53,18 @@ void validate_csr(const CsrView& a, std::string_view op);
 /// arrays are read directly; GPU index arrays are copied to the host.
 bool is_canonical(const CsrView& a);
 
-/// A CSR matrix that owns (or shares) its three arrays. Built validated. Policy for unsorted
-/// or duplicate entries: the builders canonicalize (sort the columns of each row, sum
-/// duplicates) into new arrays; already canonical input is shared without a copy.
+/// A validated, canonical CSR matrix. It owns its pattern: the builders copy indptr and indices
+/// (O(nnz), like the validation itself), so later writes to the caller's index arrays cannot
+/// make it invalid. Values of canonical input are shared without a copy (in-place updates of
+/// them are seen, e.g. for refactorization). Unsorted or duplicate entries are canonicalized
+/// (columns sorted within rows, duplicates summed) into new arrays, values included.
+/// Writing to the arrays indptr() and indices() return is not supported.
 class CsrMatrix {
  public:
   CsrMatrix() = default;
 
-  /// From CSR arrays (shared when canonical, else a canonical copy on the same device).
+  /// From CSR arrays: validated (validate_csr), the pattern copied, values shared when canonical
+  /// (else a canonical copy of all three on the same device).
   static CsrMatrix from_csr(int64_t rows, int64_t cols, Tensor indptr, Tensor indices,
                             Tensor values, std::string_view op = "sparse.csr_matrix");
   /// From coordinates (row[k], col[k], values[k]); duplicates are summed. Always a copy.
@@ -80,6 +90,9 @@ class CsrMatrix {
   CsrMatrix with_values(Tensor values, std::string_view op = "sparse.with_values") const;
 
  private:
+  // Arrays known to be a valid canonical CSR that no one else writes (built here): no checks.
+  static CsrMatrix adopt(int64_t rows, int64_t cols, Tensor indptr, Tensor indices, Tensor values);
+
   int64_t rows_ = 0;
   int64_t cols_ = 0;
   Tensor indptr_, indices_, values_;
@@ -91,10 +104,12 @@ enum class Op : uint8_t { none, transpose, conjugate_transpose };
 /// Planned sparse matrix-vector product y = alpha * op(A) x + beta * y, for loops that apply the
 /// same matrix many times (iterative solvers): the cuSPARSE descriptors, buffer and
 /// preprocessing are made once. x and y are 1-D contiguous arrays of A's dtype and device;
-/// execute() is ordered on `stream` and does not synchronize. A's arrays must outlive the plan.
+/// execute() is ordered on `stream` and does not synchronize. A view is validated at
+/// construction and its arrays must outlive the plan; a CsrMatrix is kept alive by the plan.
 class SpMV {
  public:
   SpMV(const CsrView& a, Op op = Op::none, const CommonOptions& options = {}, Stream stream = {});
+  SpMV(const CsrMatrix& a, Op op = Op::none, const CommonOptions& options = {}, Stream stream = {});
   ~SpMV();
   SpMV(SpMV&&) noexcept;
   SpMV& operator=(SpMV&&) noexcept;
@@ -122,11 +137,13 @@ class SpMV {
 /// On the CPU: gpula's OpenMP kernel, rows of C in parallel; op(A) = A^T / A^H is formed once per
 /// plan as an explicit (conjugated) transposed CSR copy, so every product is a row-parallel
 /// gather without atomics (memory: one more nnz-sized CSR). For real values A^H is A^T.
-/// execute() is ordered on `stream` and does not synchronize. A's arrays must outlive the plan.
+/// execute() is ordered on `stream` and does not synchronize. A view is validated at
+/// construction and its arrays must outlive the plan; a CsrMatrix is kept alive by the plan.
 /// Errors name "sparse.spmm", the argument ("b", "c") and the shape, dtype or device found.
 class SpMM {
  public:
   SpMM(const CsrView& a, Op op = Op::none, const CommonOptions& options = {}, Stream stream = {});
+  SpMM(const CsrMatrix& a, Op op = Op::none, const CommonOptions& options = {}, Stream stream = {});
   ~SpMM();
   SpMM(SpMM&&) noexcept;
   SpMM& operator=(SpMM&&) noexcept;
@@ -142,8 +159,10 @@ class SpMM {
   std::unique_ptr<Impl> impl_;
 };
 
-/// C = op(A) B as a new row-major (op(A).rows, B.cols) tensor on A's device (a one-off SpMM).
+/// C = op(A) B as a new row-major (op(A).rows, B.cols) tensor on A's device (a one-off SpMM;
+/// a view is validated at every call).
 Tensor spmm(const CsrView& a, const TensorView& b, Op op = Op::none, Stream stream = {});
+Tensor spmm(const CsrMatrix& a, const TensorView& b, Op op = Op::none, Stream stream = {});
 
 /// Planned sampled dense-dense product (SDDMM), cuSPARSE semantics:
 ///   C = alpha * (A B) o spy(C) + beta * C,
@@ -155,9 +174,12 @@ Tensor spmm(const CsrView& a, const TensorView& b, Op op = Op::none, Stream stre
 /// first execute and kept while k and the leading dimensions stay the same; A or B that are not
 /// row-major are copied to row-major temporaries. On the CPU: one dot product per stored value,
 /// rows in parallel (OpenMP). Errors name "sparse.sddmm" and the argument ("a", "b", "c").
+/// A view is validated at construction; a CsrMatrix is kept alive by the plan (its values are
+/// the ones written).
 class SDDMM {
  public:
   explicit SDDMM(const CsrView& c, const CommonOptions& options = {}, Stream stream = {});
+  explicit SDDMM(const CsrMatrix& c, const CommonOptions& options = {}, Stream stream = {});
   ~SDDMM();
   SDDMM(SDDMM&&) noexcept;
   SDDMM& operator=(SDDMM&&) noexcept;
@@ -188,7 +210,9 @@ CsrMatrix sddmm(const CsrMatrix& mask, const TensorView& a, const TensorView& b,
 /// rows in parallel (OpenMP), a dense accumulator of B.cols values per thread, a symbolic pass
 /// to size C, column indices sorted within each row.
 /// Errors name "sparse.spgemm" and the argument ("b") with the shape, dtype or device found.
+/// Views are validated at every call; CsrMatrix operands were validated when built.
 CsrMatrix spgemm(const CsrView& a, const CsrView& b, Stream stream = {});
+CsrMatrix spgemm(const CsrMatrix& a, const CsrMatrix& b, Stream stream = {});
 
 }  // namespace gpula::sparse
 #include <gpula/sparse_direct.h>

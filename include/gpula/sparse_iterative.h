@@ -6,10 +6,11 @@
 ///  - x holds the initial guess x0 on entry and the solution on return;
 ///  - convergence is ||b - A x||_2 <= max(rtol * ||b||_2, atol), tested on the true
 ///    (recurrence-updated, unpreconditioned) residual;
-///  - info 0: converged; info > 0: the iteration count reached without convergence (maxiter);
-///    info < 0: breakdown (a zero or non-finite scalar of the recurrence).
+///  - info 0: converged; info > 0: the iteration limit reached without convergence (maxiter,
+///    and 1 for maxiter = 0); info < 0: breakdown (a zero or non-finite scalar of the recurrence).
 ///  - b = 0 returns x = 0 with info 0; an x0 that already satisfies the test returns after 0
-///    iterations.
+///    iterations with info 0 (also for maxiter = 0, which runs no iteration).
+///  - A CsrView is validated (validate_csr, O(nnz)) at every call before any index is read.
 /// Preconditioners: jacobi (inverse diagonal), ilu0 (incomplete LU with A's pattern), ic0
 /// (incomplete Cholesky, Hermitian positive pivots required) or any operator z = M^-1 r.
 /// Backends: the CPU (OpenMP vector kernels, own CSR product, own factorizations) for everything;
@@ -20,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 
 namespace gpula::sparse {
@@ -44,8 +46,9 @@ Preconditioner parse_preconditioner(std::string_view name, std::string_view op);
 struct IterativeOptions {
   double rtol = 1e-5;
   double atol = 0.0;
-  /// Iterations (gmres: restart cycles) before giving up; < 0: 10 * n, as scipy.
-  int64_t maxiter = -1;
+  /// Iterations (gmres: restart cycles) before giving up, >= 0 (< 0 raises InvalidArgument);
+  /// unset: 10 * n, as scipy.
+  std::optional<int64_t> maxiter;
   /// gmres: Krylov dimension per cycle (clamped to n).
   int64_t restart = 20;
   Preconditioner preconditioner = Preconditioner::none;

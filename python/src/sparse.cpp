@@ -1,9 +1,15 @@
-// gpula::sparse products for Python: SpMV and SpMM write into the caller's y / C, SDDMM into the
-// caller's values array, SpGEMM returns C's three arrays in the caller's package. The arrays
-// arrive as exported by python/gpula/_interop.py (no copies).
+// gpula::sparse matrices and products for Python. A SparseCsrMatrix is the C++ CsrMatrix behind a
+// gl.sparse.csr_matrix (python/gpula/sparse/_matrix.py): validated and canonicalized once when
+// built, its pattern its own, its values shared with the caller's array. SpMV / SpMM plans and
+// the SDDMM / SpGEMM products take it, so they do not validate again. Arrays arrive as exported
+// by python/gpula/_interop.py; results go back in the caller's package (no copies).
 #include <gpula/sparse.h>
 
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+
+#include <memory>
+#include <string>
 
 #include "linalg_common.h"
 
@@ -11,27 +17,82 @@ namespace gpula::python {
 
 namespace {
 
-sparse::CsrView csr_of(nb::handle indptr, nb::handle indices, nb::handle values, int64_t rows,
-                       int64_t cols, const char* name) {
-  return sparse::CsrView{rows, cols, to_view(indptr, name, "indptr"),
-                         to_view(indices, name, "indices"), to_view(values, name, "data")};
+// An owner that keeps a Python object alive for a Tensor; the reference is dropped with the
+// GIL held, from whichever thread releases the last Tensor (leaked once the interpreter is gone).
+std::shared_ptr<void> python_owner(nb::handle obj) {
+  return std::shared_ptr<void>(obj.inc_ref().ptr(), [](void* p) noexcept {
+    if (!g_python_alive.load()) return;
+    nb::gil_scoped_acquire gil;
+    nb::handle(static_cast<PyObject*>(p)).dec_ref();
+  });
+}
+
+// The array `obj` as a Tensor that keeps `obj` alive (no copy).
+Tensor tensor_of(nb::handle obj, const char* op, const char* arg) {
+  return Tensor(to_view(obj, op, arg), python_owner(obj));
+}
+
+sparse::Op op_of(int op, const char* name) {
+  if (op < 0 || op > 2) {
+    throw InvalidArgument("[" + std::string(name) + "] op must be 0 (A), 1 (A^T) or 2 (A^H), got " +
+                          std::to_string(op));
+  }
+  return static_cast<sparse::Op>(op);
 }
 
 }  // namespace
 
 void init_sparse(nb::module_& m) {
-  // Plans kept by a csr_matrix (python/gpula/sparse/_matrix.py) across its products; the
-  // csr_matrix keeps the arrays the plan points to alive.
+  nb::class_<sparse::CsrMatrix>(m, "SparseCsrMatrix")
+      .def_static(
+          "from_csr",
+          [](nb::handle indptr, nb::handle indices, nb::handle values, int64_t rows, int64_t cols,
+             const std::string& op) {
+            const Tensor v = tensor_of(values, op.c_str(), "data");
+            sparse::CsrMatrix a = sparse::CsrMatrix::from_csr(
+                rows, cols, tensor_of(indptr, op.c_str(), "indptr"),
+                tensor_of(indices, op.c_str(), "indices"), v, op);
+            const bool shared = a.values().data() == v.data();
+            return nb::make_tuple(nb::cast(std::move(a)), shared);
+          },
+          nb::arg("indptr"), nb::arg("indices"), nb::arg("values"), nb::arg("rows"),
+          nb::arg("cols"), nb::arg("op"),
+          "CsrMatrix::from_csr: (matrix, whether its values are the given array's).")
+      .def_static(
+          "from_coo",
+          [](nb::handle row, nb::handle col, nb::handle values, int64_t rows, int64_t cols,
+             const std::string& op) {
+            return sparse::CsrMatrix::from_coo(rows, cols, to_view(row, op.c_str(), "row"),
+                                               to_view(col, op.c_str(), "col"),
+                                               to_view(values, op.c_str(), "data"), op);
+          },
+          nb::arg("row"), nb::arg("col"), nb::arg("values"), nb::arg("rows"), nb::arg("cols"),
+          nb::arg("op"), "CsrMatrix::from_coo: duplicates summed, always new arrays.")
+      .def(
+          "with_values",
+          [](const sparse::CsrMatrix& a, nb::handle values, const std::string& op) {
+            return a.with_values(tensor_of(values, op.c_str(), "data"), op);
+          },
+          nb::arg("values"), nb::arg("op"), "This pattern (shared) with other values.")
+      .def(
+          "arrays",
+          [](const sparse::CsrMatrix& a, int framework) {
+            return nb::make_tuple(wrap(a.values(), framework), wrap(a.indices(), framework),
+                                  wrap(a.indptr(), framework));
+          },
+          nb::arg("framework") = 0,
+          "(data, indices, indptr) in package `framework` (0 numpy, 1 torch, 2 cupy), no copy.")
+      .def_prop_ro("shape",
+                   [](const sparse::CsrMatrix& a) { return nb::make_tuple(a.rows(), a.cols()); });
+
+  // Plans kept by a csr_matrix across its products; each keeps the matrix alive.
   nb::class_<sparse::SpMV>(m, "SparseSpMV")
       .def(
           "__init__",
-          [](sparse::SpMV* self, nb::handle indptr, nb::handle indices, nb::handle values,
-             int64_t rows, int64_t cols, int op) {
-            new (self) sparse::SpMV(csr_of(indptr, indices, values, rows, cols, "sparse.matmul"),
-                                    static_cast<sparse::Op>(op));
+          [](sparse::SpMV* self, const sparse::CsrMatrix& a, int op) {
+            new (self) sparse::SpMV(a, op_of(op, "sparse.matmul"));
           },
-          nb::arg("indptr"), nb::arg("indices"), nb::arg("values"), nb::arg("rows"),
-          nb::arg("cols"), nb::arg("op") = 0)
+          nb::arg("a"), nb::arg("op") = 0)
       .def(
           "execute",
           [](sparse::SpMV& p, nb::handle x, nb::handle y, double alpha, double beta,
@@ -47,13 +108,10 @@ void init_sparse(nb::module_& m) {
   nb::class_<sparse::SpMM>(m, "SparseSpMM")
       .def(
           "__init__",
-          [](sparse::SpMM* self, nb::handle indptr, nb::handle indices, nb::handle values,
-             int64_t rows, int64_t cols, int op) {
-            new (self) sparse::SpMM(csr_of(indptr, indices, values, rows, cols, "sparse.spmm"),
-                                    static_cast<sparse::Op>(op));
+          [](sparse::SpMM* self, const sparse::CsrMatrix& a, int op) {
+            new (self) sparse::SpMM(a, op_of(op, "sparse.spmm"));
           },
-          nb::arg("indptr"), nb::arg("indices"), nb::arg("values"), nb::arg("rows"),
-          nb::arg("cols"), nb::arg("op") = 0)
+          nb::arg("a"), nb::arg("op") = 0)
       .def(
           "execute",
           [](sparse::SpMM& p, nb::handle b, nb::handle c, double alpha, double beta,
@@ -67,81 +125,27 @@ void init_sparse(nb::module_& m) {
           nb::arg("b"), nb::arg("c"), nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0,
           nb::arg("stream") = 0);
   m.def(
-      "sparse_spmv",
-      [](nb::handle indptr, nb::handle indices, nb::handle values, int64_t rows, int64_t cols,
-         nb::handle x, nb::handle y, int op, double alpha, double beta, uintptr_t stream) {
-        const char* name = "sparse.matmul";
-        const sparse::CsrView a{rows, cols, to_view(indptr, name, "indptr"),
-                                to_view(indices, name, "indices"), to_view(values, name, "data")};
-        const TensorView xv = to_view(x, name, "x");
-        const TensorView yv = to_view(y, name, "y");
-        without_gil([&] {
-          const Stream s = stream_of(xv, stream);
-          sparse::SpMV plan(a, static_cast<sparse::Op>(op), {}, s);
-          plan.execute(xv, yv, alpha, beta, s);
-        });
-      },
-      nb::arg("indptr"), nb::arg("indices"), nb::arg("values"), nb::arg("rows"), nb::arg("cols"),
-      nb::arg("x"), nb::arg("y"), nb::arg("op") = 0, nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0,
-      nb::arg("stream") = 0,
-      "gpula::sparse::SpMV: y = alpha op(A) x + beta y (op 0 none, 1 transpose, 2 "
-      "conj-transpose).");
-  m.def(
-      "sparse_spmm",
-      [](nb::handle indptr, nb::handle indices, nb::handle values, int64_t rows, int64_t cols,
-         nb::handle b, nb::handle c, int op, double alpha, double beta, uintptr_t stream) {
-        const char* name = "sparse.spmm";
-        const sparse::CsrView a = csr_of(indptr, indices, values, rows, cols, name);
-        const TensorView bv = to_view(b, name, "b");
-        const TensorView cv = to_view(c, name, "c");
-        without_gil([&] {
-          const Stream s = stream_of(bv, stream);
-          sparse::SpMM plan(a, static_cast<sparse::Op>(op), {}, s);
-          plan.execute(bv, cv, alpha, beta, s);
-        });
-      },
-      nb::arg("indptr"), nb::arg("indices"), nb::arg("values"), nb::arg("rows"), nb::arg("cols"),
-      nb::arg("b"), nb::arg("c"), nb::arg("op") = 0, nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0,
-      nb::arg("stream") = 0,
-      "gpula::sparse::SpMM: C = alpha op(A) B + beta C (op 0 none, 1 transpose, 2 "
-      "conj-transpose), written into the caller's C.");
-  m.def(
       "sparse_sddmm",
-      [](nb::handle indptr, nb::handle indices, nb::handle values, int64_t rows, int64_t cols,
-         nb::handle a, nb::handle b, double alpha, double beta, uintptr_t stream) {
+      [](const sparse::CsrMatrix& mask, nb::handle a, nb::handle b, int framework,
+         uintptr_t stream) {
         const char* name = "sparse.sddmm";
-        const sparse::CsrView c = csr_of(indptr, indices, values, rows, cols, name);
         const TensorView av = to_view(a, name, "a");
         const TensorView bv = to_view(b, name, "b");
-        without_gil([&] {
-          const Stream s = stream_of(av, stream);
-          sparse::SDDMM plan(c, {}, s);
-          plan.execute(av, bv, alpha, beta, s);
-        });
+        sparse::CsrMatrix c =
+            without_gil([&] { return sparse::sddmm(mask, av, bv, stream_of(av, stream)); });
+        nb::object values = wrap(c.values(), framework);
+        return nb::make_tuple(nb::cast(std::move(c)), values);
       },
-      nb::arg("indptr"), nb::arg("indices"), nb::arg("values"), nb::arg("rows"), nb::arg("cols"),
-      nb::arg("a"), nb::arg("b"), nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0,
+      nb::arg("mask"), nb::arg("a"), nb::arg("b"), nb::arg("framework") = 0,
       nb::arg("stream") = 0,
-      "gpula::sparse::SDDMM: values = alpha (a b) o spy(C) + beta values, in place.");
+      "gpula::sparse::sddmm: (C, C's values in package `framework`), C sharing mask's pattern.");
   m.def(
       "sparse_spgemm",
-      [](nb::handle a_indptr, nb::handle a_indices, nb::handle a_values, int64_t a_rows,
-         int64_t a_cols, nb::handle b_indptr, nb::handle b_indices, nb::handle b_values,
-         int64_t b_rows, int64_t b_cols, int framework, uintptr_t stream) {
-        const char* name = "sparse.spgemm";
-        const sparse::CsrView a = csr_of(a_indptr, a_indices, a_values, a_rows, a_cols, name);
-        const sparse::CsrView b = csr_of(b_indptr, b_indices, b_values, b_rows, b_cols, name);
-        sparse::CsrMatrix c = without_gil([&] {
-          return sparse::spgemm(a, b, stream_of(a.values, stream));
-        });
-        return nb::make_tuple(wrap(c.values(), framework), wrap(c.indices(), framework),
-                              wrap(c.indptr(), framework));
+      [](const sparse::CsrMatrix& a, const sparse::CsrMatrix& b, uintptr_t stream) {
+        return without_gil(
+            [&] { return sparse::spgemm(a, b, stream_of(a.values().view(), stream)); });
       },
-      nb::arg("a_indptr"), nb::arg("a_indices"), nb::arg("a_values"), nb::arg("a_rows"),
-      nb::arg("a_cols"), nb::arg("b_indptr"), nb::arg("b_indices"), nb::arg("b_values"),
-      nb::arg("b_rows"), nb::arg("b_cols"), nb::arg("framework") = 0, nb::arg("stream") = 0,
-      "gpula::sparse::spgemm: (data, indices, indptr) of C = A B, in package `framework` (0 "
-      "numpy, 1 torch, 2 cupy).");
+      nb::arg("a"), nb::arg("b"), nb::arg("stream") = 0, "gpula::sparse::spgemm: C = A B.");
 }
 
 }  // namespace gpula::python

@@ -1,7 +1,7 @@
-// gpula::sparse iterative solvers for Python (CPU arrays). A is CSR arrays or a Python callable
-// f(x, y) writing y = A x; M is a name or a callable f(r, z) writing z = M^-1 r; the callback gets
-// the iterate. Callables receive NumPy views valid for the call only. The GIL stays held: the
-// Python callables run inside the loop.
+// gpula::sparse iterative solvers for Python. A is CSR arrays (host or GPU, as exported by
+// python/gpula/_interop.py) or a Python callable f(x, y) writing y = A x; M is a name or a
+// callable f(r, z) writing z = M^-1 r; the callback gets the iterate. Callables receive NumPy
+// views valid for the call only. The GIL stays held: the Python callables run inside the loop.
 #include <gpula/sparse.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "common.h"
+#include "linalg_common.h"
 
 namespace gpula::python {
 
@@ -49,8 +49,8 @@ void init_sparse_iterative(nb::module_& m) {
       "sparse_iterative",
       [](const string& method, int64_t n, nb::handle data, nb::handle indices, nb::handle indptr,
          nb::object matvec, const string& dtype, nb::handle b, nb::handle x, double rtol,
-         double atol, int64_t maxiter, int64_t restart, optional<string> m_name, nb::object m_op,
-         nb::object callback, int64_t triangular_sweeps) {
+         double atol, optional<int64_t> maxiter, int64_t restart, optional<string> m_name,
+         nb::object m_op, nb::object callback, int64_t triangular_sweeps, uintptr_t stream) {
         const string op = "sparse.linalg." + method;
         sparse::IterativeOptions o;
         o.triangular_sweeps = triangular_sweeps;
@@ -75,12 +75,13 @@ void init_sparse_iterative(nb::module_& m) {
         }
         const TensorView bv = to_view(b, op.c_str(), "b");
         const TensorView xv = to_view(x, op.c_str(), "x");
+        const Stream s = stream_of(bv, stream);
         sparse::IterativeResult r;
         auto dispatch = [&](auto&& a) {
-          if (method == "cg") return sparse::cg(a, bv, xv, o);
-          if (method == "gmres") return sparse::gmres(a, bv, xv, o);
-          if (method == "bicgstab") return sparse::bicgstab(a, bv, xv, o);
-          return sparse::minres(a, bv, xv, o);
+          if (method == "cg") return sparse::cg(a, bv, xv, o, s);
+          if (method == "gmres") return sparse::gmres(a, bv, xv, o, s);
+          if (method == "bicgstab") return sparse::bicgstab(a, bv, xv, o, s);
+          return sparse::minres(a, bv, xv, o, s);
         };
         if (matvec.is_none()) {
           sparse::CsrView a;
@@ -100,9 +101,9 @@ void init_sparse_iterative(nb::module_& m) {
       },
       nb::arg("method"), nb::arg("n"), nb::arg("data").none(), nb::arg("indices").none(),
       nb::arg("indptr").none(), nb::arg("matvec").none(), nb::arg("dtype"), nb::arg("b"),
-      nb::arg("x"), nb::arg("rtol"), nb::arg("atol"), nb::arg("maxiter"), nb::arg("restart"),
+      nb::arg("x"), nb::arg("rtol"), nb::arg("atol"), nb::arg("maxiter").none(), nb::arg("restart"),
       nb::arg("m_name").none(), nb::arg("m_op").none(), nb::arg("callback").none(),
-      nb::arg("triangular_sweeps") = -1,
+      nb::arg("triangular_sweeps") = -1, nb::arg("stream") = 0,
       "gpula::sparse iterative solve, x updated in place: (info, iterations, residual_norm).");
 }
 

@@ -274,7 +274,7 @@ TEST(SparseIterative, InfoSemantics) {
   // x0 = exact solution: 0 iterations
   std::vector<double> exact = dense_solve(m, b);
   o.rtol = 1e-8;
-  o.maxiter = -1;
+  o.maxiter.reset();  // the default, 10 n
   for (const char* method : {"cg", "gmres", "bicgstab", "minres"}) {
     std::vector<double> x0 = exact;
     r = call(method, m.view(), vec(b), vec(x0), o);

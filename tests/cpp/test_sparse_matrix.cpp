@@ -129,7 +129,7 @@ TEST(SparseMatrix, ValidationMessages) {
   EXPECT_EQ(error_of([] {
               csr(2, 2, {0, 1, 2}, {0}, {1, 1});
             }),
-            "[sparse.csr_matrix] indices must have length 2, got 1");
+            "[sparse.csr_matrix] indices must have length nnz = 2, got 1");
   EXPECT_EQ(error_of([] {
               csr(2, 2, {0, 1, 1}, {2}, {1});
             }),

@@ -86,8 +86,8 @@ def test_type_errors():
     with pytest.raises(TypeError, match=r"\[myop\] a \(data, indices, indptr\) tuple needs a shape"):
         gl.sparse.as_csr((np.ones(1), np.zeros(1, np.int32), np.array([0, 1], np.int32)), "myop")
     ip = np.array([0, 1], np.int32)
-    with pytest.raises(TypeError, match=r"data must be float32, float64, complex64 or complex128, got int64"):
-        gl.sparse.csr_matrix((np.ones(1, np.int64), np.zeros(1, np.int32), ip), shape=(1, 1))
+    with pytest.raises(TypeError, match=r"values must be float32, float64, complex64 or complex128 \(integers"):
+        gl.sparse.csr_matrix((np.array(["x"]), np.zeros(1, np.int32), ip), shape=(1, 1))
     with pytest.raises(TypeError, match=r"indices must be int32 or int64, got float64"):
         gl.sparse.csr_matrix((np.ones(1), np.zeros(1), ip), shape=(1, 1))
     with pytest.raises(ValueError, match=r"shape= is required"):

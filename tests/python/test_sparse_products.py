@@ -43,10 +43,8 @@ def test_spmv_empty_rows_and_nnz0():
 
 def test_spmv_errors():
     A = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
-    with pytest.raises(
-        TypeError, match=r"\[sparse.matmul\] x must have A's dtype float64, got float32"
-    ):
-        A @ np.ones(3, np.float32)
+    with pytest.raises(TypeError, match=r"\[sparse.matmul\] values must be float32, float64"):
+        A @ np.array(["a", "b", "c"])
     with pytest.raises(ValueError, match=r"\[sparse.matmul\] x must be 1-D"):
         A @ np.ones((3, 2, 2))  # 2-D operands go to spmm
     with pytest.raises(ValueError, match=r"\[sparse.matvec\] op must be"):
@@ -127,10 +125,8 @@ def test_spmm_zero_sizes():
 
 def test_spmm_errors():
     A = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
-    with pytest.raises(
-        TypeError, match=r"\[sparse.spmm\] b must have A's dtype float64, got float32"
-    ):
-        A @ np.ones((3, 2), np.float32)
+    with pytest.raises(TypeError, match=r"\[sparse.spmm\] values must be float32, float64"):
+        A @ np.ones((3, 2), object)
     with pytest.raises(gl.InvalidArgument, match=r"\[sparse.spmm\] b must have shape \(3, n\)"):
         A @ np.ones((4, 2))
     with pytest.raises(ValueError, match=r"\[sparse.spmm\] op must be"):
@@ -183,10 +179,8 @@ def test_sddmm_errors():
         gl.sparse.sddmm(M, np.ones((2, 2)), np.ones((2, 3)))
     with pytest.raises(gl.InvalidArgument, match=r"\[sparse.sddmm\] b must have shape \(2, 3\)"):
         gl.sparse.sddmm(M, np.ones((3, 2)), np.ones((3, 3)))
-    with pytest.raises(
-        TypeError, match=r"\[sparse.sddmm\] a must have A's dtype float64, got complex128"
-    ):
-        gl.sparse.sddmm(M, np.ones((3, 2), np.complex128), np.ones((2, 3)))
+    with pytest.raises(TypeError, match=r"\[sparse.sddmm\] values must be float32, float64"):
+        gl.sparse.sddmm(M, np.ones((3, 2), object), np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"\[sparse.sddmm\] b must be 2-D"):
         gl.sparse.sddmm(M, np.ones((3, 2)), np.ones(2))
 
@@ -240,10 +234,41 @@ def test_spgemm_errors():
     A = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
     with pytest.raises(ValueError, match=r"\[sparse.spgemm\] B must have 3 rows"):
         A @ sp.eye(4, format="csr")
-    with pytest.raises(
-        TypeError, match=r"\[sparse.spgemm\] B must have A's dtype float64, got float32"
-    ):
-        A @ sp.eye(3, format="csr", dtype=np.float32)
+
+
+def test_mixed_dtypes_promote_as_scipy(rng):
+    """int -> float64, float32 with float64 -> float64, real with complex -> complex; the
+    operands are not changed (issue 17)."""
+    S = _random_csr(rng, 9, 7, 0.4, "float64").astype(np.float32)
+    A = gl.sparse.csr_matrix(S)
+    x64, xi = rng.standard_normal(7), rng.integers(-3, 3, 7)
+    B64, Bc = rng.standard_normal((7, 3)), rng.standard_normal((7, 3)) + 1j
+    S64 = S.astype(np.float64)
+    for x in (x64, xi):
+        y = A @ x
+        ref = S @ x
+        assert y.dtype == ref.dtype == np.float64
+        np.testing.assert_allclose(y, S64 @ x, rtol=1e-12)
+    C = A @ Bc
+    assert C.dtype == (S @ Bc).dtype == np.complex128
+    np.testing.assert_allclose(C, S64 @ Bc, rtol=1e-12)
+    np.testing.assert_allclose(gl.sparse.spmm(A, B64), S64 @ B64, rtol=1e-12)
+    assert A.dtype == "float32" and S.dtype == np.float32  # operands unchanged
+    # An integer matrix computes in float64.
+    Si = sp.csr_matrix(np.array([[1, 0, 2], [0, 3, 0]], dtype=np.int64))
+    Ai = gl.sparse.csr_matrix(Si)
+    assert Ai.dtype == "float64"
+    np.testing.assert_array_equal(Ai @ np.ones(3, np.float32), [3.0, 3.0])
+    # spgemm and sddmm
+    T = _random_csr(rng, 7, 5, 0.4, "float64")
+    C = A @ T
+    assert C.dtype == "float64"
+    np.testing.assert_allclose(C.to_dense(), (S64 @ T).toarray(), rtol=1e-12)
+    a, b = rng.standard_normal((9, 2)).astype(np.float32), rng.standard_normal((2, 7))
+    R = gl.sparse.sddmm(A, a, b)
+    assert R.dtype == "float64"
+    rows = np.repeat(np.arange(9), np.diff(S.indptr))
+    np.testing.assert_allclose(R.data, (a.astype(np.float64) @ b)[rows, S.indices], rtol=1e-12)
 
 
 def test_plans_kept_on_the_matrix_and_see_value_changes(rng):

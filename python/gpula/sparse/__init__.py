@@ -1,7 +1,7 @@
 """Sparse matrices (CSR) and what runs on them: ``gl.sparse``.
 
     >>> import scipy.sparse as sp, gpula as gl
-    >>> A = gl.sparse.as_csr(sp.random(5, 4, density=0.5, format="csr"), "example")
+    >>> A = gl.sparse.csr_matrix(sp.random(5, 4, density=0.5, format="coo"))
     >>> A.shape
     (5, 4)
 """

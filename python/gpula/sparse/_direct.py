@@ -11,45 +11,26 @@ in a build without it).
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 import numpy as np
 
 from .. import _gpula
 from .._log import logger, sync_level
+from ..errors import Error, InvalidArgument
+from ._matrix import _cast, _device, _dtype_name, as_csr, csr_matrix, is_sparse, result_dtype
 
 _ASSUME = ("gen", "sym", "pos", "her")
 _TRIANGLES = ("full", "lower", "upper")
 _ORDERINGS = ("auto", "library", "level_set")
 
 
-def _csr_arrays(a: Any, shape: Optional[tuple] = None):
-    """(rows, cols, data, indices, indptr) of a CSR-convertible matrix, as NumPy arrays."""
-    try:  # gpula's own container (sparse-core), when present
-        from ._matrix import as_csr  # type: ignore[import-not-found]
-
-        m = as_csr(a, "sparse.DirectSolver") if shape is None else None
-    except ImportError:
-        m = None
-    if m is None:
-        if isinstance(a, tuple):
-            if shape is None:
-                raise ValueError("[sparse.DirectSolver] a (data, indices, indptr) tuple needs shape=")
-            data, indices, indptr = (np.asarray(x) for x in a)
-            return int(shape[0]), int(shape[1]), data, indices, indptr
-        import scipy.sparse as sp
-
-        if not sp.issparse(a) and all(hasattr(a, k) for k in ("data", "indices", "indptr", "shape")):
-            if hasattr(a, "tocsr"):  # cupyx.scipy.sparse: any format to CSR on its device
-                a = a.tocsr()
-            return int(a.shape[0]), int(a.shape[1]), a.data, a.indices, a.indptr
-        if not sp.issparse(a):
-            raise TypeError(f"[sparse.DirectSolver] a must be a sparse matrix, got {type(a).__name__}")
-        m = a.tocsr()
-        if not m.has_canonical_format:
-            m = m.copy()
-            m.sum_duplicates()
-    return int(m.shape[0]), int(m.shape[1]), m.data, m.indices, m.indptr
+def _csr_arrays(a: Any, op: str = "sparse.DirectSolver"):
+    """(rows, cols, data, indices, indptr) of a sparse matrix (anything as_csr takes), in its
+    package: validated and canonical (csr_matrix)."""
+    m = as_csr(a, op)
+    return m.shape[0], m.shape[1], m.data, m.indices, m.indptr
 
 
 def _package(x: Any) -> str:
@@ -188,19 +169,84 @@ class DirectSolver:
 DENSE_THRESHOLD = 0.05
 
 
-def spsolve(a: Any, b: Any, assume_a: str = "gen") -> np.ndarray:
-    """One-off sparse solve ``A x = b``; above 5% density it solves densely (gl.linalg.solve)."""
-    rows, cols, data, indices, indptr = _csr_arrays(a)
-    density = data.size / max(rows * cols, 1)
-    if density > DENSE_THRESHOLD and _package(data) == "numpy":
-        from .. import linalg
+def _renamed(e: Error, op: str) -> Error:
+    """e (same type and attributes) with its message naming `op`, the call the user made,
+    instead of the solver that op ran."""
+    e.args = tuple(re.sub(r"^\[[^\]]*\]", f"[{op}]", a, count=1) if isinstance(a, str) else a for a in e.args)
+    return e
 
-        logger.info("[sparse.spsolve] density %.3f > %.2f: dense path", density, DENSE_THRESHOLD)
+
+def _sparse_like(x: Any, A: Any, b: Any) -> Any:
+    """x (dense) as the sparse matrix scipy.sparse.linalg.spsolve returns for a sparse b: of A's
+    class where A is scipy's, else of b's kind (gl.sparse.csr_matrix, scipy, cupyx, torch)."""
+    if type(A).__module__.startswith("scipy.sparse"):
+        return type(A)(x)
+    if isinstance(b, csr_matrix):
+        return csr_matrix(x)
+    mod = type(b).__module__
+    if mod.startswith("scipy.sparse"):
         import scipy.sparse as sp
 
-        dense = sp.csr_matrix((data, indices, indptr), shape=(rows, cols)).toarray()
-        return np.asarray(linalg.solve(dense, np.asarray(b)))
-    with DirectSolver(a, b, {"assume_a": assume_a}) as s:
-        s.plan()
-        s.factorize()
-        return s.solve()
+        return sp.csr_matrix(x)
+    if mod.startswith("cupyx"):
+        import cupyx.scipy.sparse as csp
+
+        return csp.csr_matrix(x)
+    return x.to_sparse_csr()
+
+
+def spsolve(A: Any, b: Any, assume_a: str = "gen") -> Any:
+    """Solves ``A x = b`` once for a sparse square ``A``, as scipy.sparse.linalg.spsolve.
+
+    ``b`` is (n,) or (n, k), dense or sparse; dtypes are promoted as scipy does (float32 with
+    float64 -> float64, integers -> float64). A vector b ((n,) or (n, 1), dense or sparse)
+    gives an (n,) x; a sparse b with k > 1 columns a sparse x (of A's class where A is a
+    scipy matrix, else of b's kind). Above 5% density (NumPy A) it solves densely with
+    gl.linalg.solve and logs that choice at INFO on gpula's logger; else a DirectSolver
+    (SuiteSparse / cuDSS) with ``assume_a``. Errors name "sparse.spsolve".
+
+    Example:
+        >>> import numpy as np, scipy.sparse as sp, gpula as gl
+        >>> A = sp.diags([4.0, 5.0, 6.0]).tocsr()
+        >>> gl.sparse.spsolve(A, np.array([4.0, 10.0, 18.0], np.float32)).tolist()
+        [1.0, 2.0, 3.0]
+    """
+    op = "sparse.spsolve"
+    if assume_a not in _ASSUME:
+        raise InvalidArgument(f"[{op}] assume_a must be one of {_ASSUME}, got {assume_a!r}")
+    M = as_csr(A, op)
+    n = M.shape[0]
+    if M.shape[0] != M.shape[1]:
+        raise InvalidArgument(f"[{op}] A must be square, got shape {M.shape}")
+    sparse_b = is_sparse(b)
+    bd = as_csr(b, op).to_dense() if sparse_b else (np.asarray(b) if _package(b) == "numpy" else b)
+    package = _package(bd)
+    if package != M.package or _device(bd, package) != M.device:
+        raise InvalidArgument(
+            f"[{op}] b must be a {M.package} array on {M.device} like A, got {package} on "
+            f"{_device(bd, package)}"
+        )
+    if bd.ndim not in (1, 2) or bd.shape[0] != n:
+        raise InvalidArgument(f"[{op}] b must have shape ({n},) or ({n}, k), got {tuple(bd.shape)}")
+    dt = result_dtype(op, M.dtype, _dtype_name(bd))
+    M = M.astype(dt, copy=False)
+    bd = _contiguous(bd if _dtype_name(bd) == dt else _cast(bd, dt, package))
+    vector = bd.ndim == 1 or bd.shape[1] == 1
+    try:
+        if n == 0:
+            x = bd.copy() if package != "torch" else bd.clone()
+        elif M.nnz / (n * n) > DENSE_THRESHOLD and package == "numpy":
+            from .. import linalg
+
+            logger.info("[%s] density %.3f > %.2f: dense path (gl.linalg.solve)", op, M.nnz / (n * n), DENSE_THRESHOLD)
+            x = np.asarray(linalg.solve(M.to_dense(), bd))
+        else:
+            with DirectSolver(M, bd, {"assume_a": assume_a}) as s:
+                s.plan()
+                s.factorize()
+                x = s.solve()
+    except Error as e:
+        raise _renamed(e, op) from None
+    if vector:
+        return x.reshape(n)
+    return _sparse_like(x, A, b) if sparse_b else x

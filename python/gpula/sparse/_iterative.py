@@ -5,12 +5,17 @@ A is a sparse matrix (scipy / gpula csr_matrix / anything with ``tocsr``), a
 The loop runs in C++ (gpula::sparse, CPU backend); Python matvecs, preconditioner operators and
 callbacks are called from inside it once per iteration.
 
-CuPy arrays with a cupyx.scipy.sparse CSR A (float32 / float64, int32 or int64 indices) run on
-their GPU, the whole loop resident on the device (cuSPARSE SpMV, cuBLAS, small kernels; the
-host reads a status word every 8 iterations): cg with M None / "jacobi" / "ic0", and gmres,
-bicgstab and minres with M None / "jacobi". A callback there costs a host sync per call. The
-other GPU cases (complex dtypes, LinearOperator, "ilu0", an operator M, CUDA torch tensors)
-raise NotSupported.
+A sparse A is validated (C++ validate_csr, O(nnz)) at every call before the loop reads an
+index: malformed CSR arrays raise gl.InvalidArgument naming the solver, the array and the
+position. maxiter=0 runs no iteration: info is 0 only when x0 already meets the tolerance.
+
+CuPy arrays and CUDA torch tensors run on their GPU (zero-copy, on the package's current
+stream), the whole loop resident on the device (cuSPARSE SpMV, cuBLAS, small kernels; the host
+reads a status word every 8 iterations), for a real (float32 / float64) sparse A: a cupyx or
+torch sparse matrix, a gl.sparse.csr_matrix, or a host scipy matrix (copied to b's device):
+cg with M None / "jacobi" / "ic0", and gmres, bicgstab and minres with M None / "jacobi". A
+callback there costs a host sync per call. The other GPU cases (complex dtypes,
+LinearOperator, "ilu0", an operator M) raise NotSupported.
 """
 
 from __future__ import annotations
@@ -20,8 +25,21 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _gpula
-from .._interop import is_gpu_array
-from ..errors import DTypeError, InvalidArgument, NotSupported
+from .._interop import export, is_gpu_array
+from ..errors import InvalidArgument, NotSupported
+from ._matrix import (
+    _cast,
+    _index,
+    _contiguous_1d,
+    _current_stream,
+    _device,
+    _dtype_name,
+    _from_numpy,
+    _package,
+    _to_numpy,
+    csr_matrix,
+    result_dtype,
+)
 
 _DTYPES = {
     np.dtype(np.float32): "float32",
@@ -54,24 +72,12 @@ class LinearOperator:
 
 
 def _result_dtype(op: str, *dts: Any) -> np.dtype:
-    dt = np.result_type(*[d for d in dts if d is not None])
-    if dt.kind in "biu":
-        dt = np.dtype(np.float64)
-    if dt == np.float16:
-        dt = np.dtype(np.float32)
-    if dt not in _DTYPES:
-        raise DTypeError(
-            f"[{op}] A and b must be float32, float64, complex64 or complex128, got {dt}"
-        )
-    return dt
+    return np.dtype(result_dtype(op, *dts))
 
 
 def _vector(v: Any, n: int, name: str, dt: np.dtype, op: str) -> np.ndarray:
-    if is_gpu_array(v):
-        raise NotSupported(
-            f"[{op}] GPU arrays are not supported yet, got {name} of {type(v).__module__}"
-        )
-    a = np.asarray(v.numpy() if hasattr(v, "numpy") and not isinstance(v, np.ndarray) else v)
+    """A new contiguous NumPy copy of a host vector (NumPy, torch CPU, list) in dtype dt."""
+    a = _to_numpy(v, "torch") if type(v).__module__.startswith("torch") else np.asarray(v)
     if a.shape not in ((n,), (n, 1)):
         raise InvalidArgument(f"[{op}] {name} must have shape ({n},), got {a.shape}")
     return np.array(a.reshape(n), dtype=dt, copy=True, order="C")
@@ -110,28 +116,20 @@ def _csr_arrays(a: Any, op: str) -> tuple[Any, Any, Any, int] | None:
         sps = None
     if sps is not None and sps.issparse(a):
         c = a.tocsr()
+    elif type(a).__module__.startswith("torch") and getattr(a, "layout", None) is not None and "sparse" in str(a.layout):
+        c = csr_matrix(a, op=op)  # torch sparse on the CPU: its CSR, validated
     elif all(hasattr(a, k) for k in ("data", "indices", "indptr", "shape")):
         c = a
     else:
         return None
-    if any(is_gpu_array(getattr(c, k)) for k in ("data", "indices", "indptr")):
-        raise NotSupported(f"[{op}] GPU sparse matrices are not supported yet")
     rows, cols = (int(s) for s in c.shape)
     if rows != cols:
         raise InvalidArgument(f"[{op}] A must be square, got shape ({rows}, {cols})")
-    data = np.asarray(c.data)
-    indptr = np.asarray(c.indptr)
-    itype = (
-        np.int32
-        if indptr.dtype == np.int32 and np.asarray(c.indices).dtype == np.int32
-        else np.int64
-    )
-    return (
-        data,
-        np.ascontiguousarray(c.indices, dtype=itype),
-        np.ascontiguousarray(indptr, dtype=itype),
-        rows,
-    )
+    data, indices, indptr = (np.asarray(getattr(c, k)) for k in ("data", "indices", "indptr"))
+    indices, indptr = (_index(x, "numpy", k, op) for x, k in ((indices, "indices"), (indptr, "indptr")))
+    if indices.dtype != indptr.dtype:  # widened, never narrowed
+        indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
+    return data, indices, indptr, rows
 
 
 def _solve(
@@ -158,10 +156,9 @@ def _solve(
             f"[{op}] triangular_sweeps must be None or an int >= 0, got {triangular_sweeps!r}"
         )
     sweeps = -1 if triangular_sweeps is None else int(triangular_sweeps)
+    maxiter = _maxiter(maxiter, op)
     if is_gpu_array(b) or is_gpu_array(A) or is_gpu_array(getattr(A, "data", None)):
-        return _solve_cupy(
-            op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, sweeps
-        )
+        return _solve_gpu(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, sweeps)
     csr = _csr_arrays(A, op)
     b_dt = getattr(np.asarray(b.numpy() if torch_out else b), "dtype", None)
     if csr is not None:
@@ -207,7 +204,7 @@ def _solve(
         x,
         float(rtol),
         float(atol),
-        -1 if maxiter is None else int(maxiter),
+        maxiter,
         int(restart),
         m_name,
         m_op,
@@ -229,63 +226,110 @@ _GPU_M = {
 }
 
 
-def _solve_cupy(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, sweeps=-1):
-    """CuPy arrays and a cupyx CSR matrix: the device-resident loops (real dtypes; cg with M
-    None/jacobi/ic0, gmres/bicgstab/minres with M None/jacobi; ic0 needs int32 indices and
-    canonical CSR, made here by sum_duplicates on a copy)."""
-    if type(b).__module__.startswith("torch"):
-        raise NotSupported(f"[{op}] CUDA torch tensors are not supported yet (CuPy arrays are)")
-    import cupy as cp
+def _maxiter(maxiter: Any, op: str) -> int | None:
+    if maxiter is None:
+        return None
+    if isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)):
+        raise InvalidArgument(f"[{op}] maxiter must be None or an int >= 0, got {maxiter!r}")
+    return int(maxiter)  # < 0 is refused by the C++ front
 
-    if not all(hasattr(A, k) for k in ("data", "indices", "indptr")):
+
+def _gpu_csr(A: Any, op: str, M: Any) -> tuple[Any, Any, Any, tuple[int, int]]:
+    """(data, indices, indptr, shape) of a sparse A for the GPU loops, in A's own package:
+    csr_matrix, cupyx.scipy.sparse (any format), torch sparse CSR/COO, scipy.sparse, or a
+    duck-typed CSR (data, indices, indptr, shape). M="ic0" needs canonical CSR: cupyx input
+    that is not is canonicalized on a copy (A itself is left as it is)."""
+    if isinstance(A, csr_matrix):
+        return A.data, A.indices, A.indptr, A.shape
+    mod = type(A).__module__
+    if mod.startswith("torch") and getattr(A, "layout", None) is not None and "sparse" in str(A.layout):
+        c = csr_matrix(A, op=op)
+        return c.data, c.indices, c.indptr, c.shape
+    if not all(hasattr(A, k) for k in ("data", "indices", "indptr", "shape")):
         raise NotSupported(
-            f"[{op}] on a GPU A must be a sparse CSR matrix (cupyx.scipy.sparse), got "
-            f"{type(A).__name__}"
+            f"[{op}] on a GPU A must be a sparse matrix (cupyx.scipy.sparse, torch sparse, "
+            f"gl.sparse.csr_matrix), got {type(A).__name__}"
         )
     if getattr(A, "format", "csr") != "csr":  # a CSC matrix has indptr / indices too
         if not hasattr(A, "tocsr"):
             raise NotSupported(f"[{op}] on a GPU A must be CSR, got format {A.format!r}")
         A = A.tocsr()
+    if M == "ic0" and not getattr(A, "has_canonical_format", True):
+        A = A.copy()  # csric02 needs sorted column indices
+        A.sum_duplicates()
+    return A.data, A.indices, A.indptr, tuple(int(s) for s in A.shape)
+
+
+def _on(x: Any, package: str, device: str) -> Any:
+    """x in `package` on `device`: itself when it is there, else a copy (host scipy arrays, or
+    the other GPU package's)."""
+    src = _package(x)
+    if src == package and _device(x, src) == device:
+        return x
+    return _from_numpy(_to_numpy(x, src), package, device)
+
+
+def _gpu_vector(v: Any, n: int, name: str, dt: str, package: str, device: str, op: str) -> Any:
+    v = _on(v, package, device)
+    if tuple(v.shape) not in ((n,), (n, 1)):
+        raise InvalidArgument(f"[{op}] {name} must have shape ({n},), got {tuple(v.shape)}")
+    v = v.reshape(n)
+    return _contiguous_1d(v if _dtype_name(v) == dt else _cast(v, dt, package), package)
+
+
+def _copy(x: Any, package: str) -> Any:
+    return x.clone() if package == "torch" else x.copy()
+
+
+def _solve_gpu(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, sweeps=-1):
+    """CuPy arrays or CUDA torch tensors: the device-resident loops on b's device and its
+    package's current stream, zero-copy (real dtypes; cg with M None/jacobi/ic0,
+    gmres/bicgstab/minres with M None/jacobi; ic0 needs int32 indices and canonical CSR)."""
     allowed = _GPU_M[method]
     known = ("jacobi", "ic0", "ilu0")
     if (M is not None and not isinstance(M, str)) or (M in known and M not in allowed):
         got = f"M={M!r}" if isinstance(M, str) else f"an operator M ({type(M).__name__})"
         names = " / ".join(repr(k) for k in allowed)
         raise NotSupported(f"[{op}] on a GPU {method} takes M = None / {names}, got {got}")
-    if M == "ic0" and not getattr(A, "has_canonical_format", True):
-        A = A.copy()  # csric02 needs sorted column indices; A itself is left as it is
-        A.sum_duplicates()
-    n, m = (int(v) for v in A.shape)
+    data, indices, indptr, (n, m) = _gpu_csr(A, op, M)
     if n != m:
         raise InvalidArgument(f"[{op}] A must be square, got shape ({n}, {m})")
-    dt = _result_dtype(op, np.dtype(A.data.dtype), np.dtype(b.dtype))
-    bv = cp.ascontiguousarray(cp.asarray(b).reshape(-1), dtype=dt)
-    if bv.shape != (n,):
-        raise InvalidArgument(f"[{op}] b must have shape ({n},), got {tuple(cp.asarray(b).shape)}")
-    x = cp.zeros(n, dtype=dt) if x0 is None else cp.array(cp.asarray(x0).reshape(n), dtype=dt)
-    itype = cp.int32 if A.indptr.dtype == cp.int32 and A.indices.dtype == cp.int32 else cp.int64
-    data = cp.ascontiguousarray(A.data, dtype=dt)
-    indices = cp.ascontiguousarray(A.indices, dtype=itype)
-    indptr = cp.ascontiguousarray(A.indptr, dtype=itype)
-    cb = None if callback is None else (lambda _xk: callback(x.copy()))  # a host sync per call
+    gpu = b if is_gpu_array(b) else data  # where the loop runs: b's device, else A's
+    package = _package(gpu)
+    device = _device(gpu, package)
+    dt = _result_dtype(op, _dtype_name(data), _dtype_name(b)).name
+    bv = _gpu_vector(b, n, "b", dt, package, device, op)
+    if x0 is None:
+        x = _cast(_on(np.zeros(n, dt), package, device), dt, package)
+    else:  # the loop writes x: never the caller's x0
+        x = _copy(_gpu_vector(x0, n, "x0", dt, package, device, op), package)
+    data, indices, indptr = (_on(a, package, device) for a in (data, indices, indptr))
+    itype = "int32" if _dtype_name(indptr) == _dtype_name(indices) == "int32" else "int64"
+    data = _contiguous_1d(data if _dtype_name(data) == dt else _cast(data, dt, package), package)
+    indices, indptr = (
+        _contiguous_1d(a if _dtype_name(a) == itype else _cast(a, itype, package), package)
+        for a in (indices, indptr)
+    )
+    cb = None if callback is None else (lambda _xk: callback(_copy(x, package)))  # a host sync
     info, _its, _res = _gpula.sparse_iterative(
         method,
         n,
-        data,
-        indices,
-        indptr,
+        export(data),
+        export(indices),
+        export(indptr),
         None,
-        _DTYPES[dt],
-        bv,
-        x,
+        dt,
+        export(bv),
+        export(x),
         float(rtol),
         float(atol),
-        -1 if maxiter is None else int(maxiter),
+        maxiter,
         int(restart),
         M,
         None,
         cb,
         triangular_sweeps=sweeps,
+        stream=_current_stream(x),
     )
     return x, int(info)
 

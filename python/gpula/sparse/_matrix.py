@@ -1,12 +1,27 @@
 """``csr_matrix``: a validated, canonical CSR matrix over the caller's arrays (numpy, cupy, torch).
 
 Policy:
-- The three arrays stay in the caller's package and device; canonical input (each row's column
-  indices strictly increasing) is shared without a copy.
-- Unsorted columns or duplicate entries are canonicalized: sorted within rows, duplicates summed,
-  into new arrays (the input is never modified).
-- Validation reads the index arrays on the host: GPU index arrays are copied to the host once.
-- Malformed input raises ValueError naming the array and the position; wrong types TypeError.
+- Built from what ``scipy.sparse.csr_matrix`` takes: a scipy.sparse matrix or array of any
+  format (converted to CSR by scipy, duplicates summed), ``(data, indices, indptr)`` with
+  ``shape=``, ``(data, (row, col))``, ``(M, N)`` (empty), a dense 2-D array; and also a
+  cupyx.scipy.sparse matrix, a torch sparse CSR / COO tensor (on its device) or another
+  ``csr_matrix``.
+- Validated once, when built, by the C++ validator (``gpula::sparse::validate_csr``): index
+  dtypes, lengths, ``indptr`` from 0 to nnz and non-decreasing, every column index in range.
+  Malformed input raises ``gl.InvalidArgument`` (a ValueError) naming the array and the
+  position; wrong types ``gl.DTypeError`` (a TypeError).
+- Snapshot of the pattern: ``indptr`` and ``indices`` are copied when the matrix is built (O(nnz),
+  as the validation itself), so nothing done to the source's index arrays afterwards (in-place
+  writes, or scipy reallocating them when an entry is inserted) reaches gpula: every product
+  uses the pattern that was validated. The values are shared without a copy when the input is
+  canonical and of a supported dtype, so in-place updates of the source's values are seen by
+  later products (refactorization); a source that replaces its values array keeps the old one
+  here. The pattern arrays are gpula's (read-only NumPy arrays; do not write to torch or CuPy
+  ones).
+- Unsorted columns or duplicate entries are canonicalized (sorted within rows, duplicates
+  summed) into new arrays, values included; the input is never modified.
+- Value dtypes: float32, float64, complex64, complex128; integer and bool values are promoted to
+  float64 and float16 to float32 (NumPy's promotion), and so are products with such operands.
 """
 
 from __future__ import annotations
@@ -16,8 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import _gpula
+from .._interop import export
+from ..errors import DTypeError, InvalidArgument
+
 _VALUE_DTYPES = ("float32", "float64", "complex64", "complex128")
 _INDEX_DTYPES = ("int32", "int64")
+_FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
 
 
 def _package(x: Any) -> str:
@@ -28,7 +48,7 @@ def _package(x: Any) -> str:
         return "cupy"
     if mod == "torch":
         return "torch"
-    raise TypeError(f"expected a numpy, cupy or torch array, got {type(x).__name__}")
+    raise DTypeError(f"expected a numpy, cupy or torch array, got {type(x).__name__}")
 
 
 def _device(x: Any, package: str) -> str:
@@ -39,7 +59,7 @@ def _device(x: Any, package: str) -> str:
     return "cpu" if x.device.type == "cpu" else f"cuda:{x.device.index or 0}"
 
 
-def _dtype_name(x: Any, package: str) -> str:
+def _dtype_name(x: Any, package: str | None = None) -> str:
     return str(x.dtype).replace("torch.", "")
 
 
@@ -72,129 +92,157 @@ def _contiguous_1d(x: Any, package: str) -> Any:
         import cupy
 
         return cupy.ascontiguousarray(x)
-    return x.contiguous()
+    return x.detach().contiguous()
 
 
-def _canonical_rows(indptr: np.ndarray, indices: np.ndarray) -> bool:
-    if indices.size < 2:
+def _cast(x: Any, dtype: str, package: str) -> Any:
+    """x as dtype (a new array), in its package and on its device."""
+    if package == "torch":
+        import torch
+
+        return x.detach().to(getattr(torch, dtype))
+    return x.astype(dtype)
+
+
+def _dtype_str(d: Any) -> str:
+    if isinstance(d, str):
+        return d
+    if type(d).__module__.startswith("torch"):
+        return str(d).replace("torch.", "")
+    try:
+        return np.dtype(d).name
+    except TypeError:
+        return str(d)
+
+
+def result_dtype(op: str, *dtypes: Any) -> str:
+    """The value dtype a sparse operation computes in: NumPy's promotion of `dtypes` (names,
+    NumPy or torch dtypes), with integers and bool promoted to float64 and float16 to float32;
+    DTypeError for anything that is not a number."""
+    names = [_dtype_str(d) for d in dtypes if d is not None]
+    try:
+        dt = np.result_type(*[np.dtype(n) for n in names])
+    except (TypeError, ValueError):
+        raise DTypeError(f"[{op}] dtypes {names} have no common numeric type") from None
+    if dt.kind in "biu":
+        dt = np.dtype(np.float64)
+    elif dt == np.float16:
+        dt = np.dtype(np.float32)
+    if dt.name not in _VALUE_DTYPES:
+        raise DTypeError(
+            f"[{op}] values must be float32, float64, complex64 or complex128 (integers are "
+            f"promoted to float64), got {dt.name}"
+        )
+    return dt.name
+
+
+def _values(data: Any, package: str, op: str) -> Any:
+    """1-D contiguous values of a supported dtype (promoted if need be; shared if already)."""
+    dt = _dtype_name(data)
+    want = result_dtype(op, dt) if dt not in _VALUE_DTYPES else dt
+    return _contiguous_1d(data if want == dt else _cast(data, want, package), package)
+
+
+def _index(x: Any, package: str, name: str, op: str) -> Any:
+    dt = _dtype_name(x)
+    if dt not in _INDEX_DTYPES:
+        if np.dtype(dt).kind not in "iu":
+            raise DTypeError(f"[{op}] {name} must be int32 or int64, got {dt}")
+        x = _cast(x, "int64", package)
+    return _contiguous_1d(x, package)
+
+
+def is_sparse(x: Any) -> bool:
+    """Whether x is a sparse matrix gl.sparse takes (csr_matrix, scipy / cupyx sparse, torch
+    sparse CSR / COO)."""
+    if isinstance(x, csr_matrix):
         return True
-    increasing = np.diff(indices) > 0
-    # A decrease is only allowed where a new row starts at that position.
-    starts = np.zeros(indices.size - 1, dtype=bool)
-    inner = indptr[1:-1]
-    inner = inner[(inner > 0) & (inner < indices.size)]
-    starts[inner - 1] = True
-    return bool(np.all(increasing | starts))
+    mod = type(x).__module__
+    if mod.startswith(("scipy.sparse", "cupyx.scipy.sparse")):
+        return True
+    if mod.startswith("torch"):
+        import torch
+
+        return isinstance(x, torch.Tensor) and x.layout in (torch.sparse_csr, torch.sparse_coo)
+    return False
 
 
 class csr_matrix:  # noqa: N801  (scipy's spelling)
-    """A CSR matrix: ``shape``, ``dtype``, ``nnz``, ``data``, ``indices``, ``indptr`` (1-D
-    contiguous arrays of ``package`` on ``device``), canonical (sorted, no duplicates)."""
+    """A validated, canonical CSR matrix over arrays of NumPy, CuPy or PyTorch.
 
-    def __init__(self, arg: Any, shape: tuple[int, int] | None = None, *, op: str = "sparse.csr_matrix"):
-        if isinstance(arg, csr_matrix):
-            self.__dict__.update(arg.__dict__)
-            return
-        if not (isinstance(arg, tuple) and len(arg) == 3):
-            raise TypeError(f"[{op}] expected (data, indices, indptr), got {type(arg).__name__}")
-        if shape is None:
-            raise ValueError(f"[{op}] shape= is required with (data, indices, indptr)")
-        data, indices, indptr = arg
-        try:
-            package = _package(data)
-        except TypeError as e:
-            raise TypeError(f"[{op}] data: {e}") from None
-        for name, a in (("indices", indices), ("indptr", indptr)):
-            if type(a).__module__.split(".")[0] != package:
-                raise TypeError(f"[{op}] {name} must be a {package} array like data, got {type(a).__name__}")
-        device = _device(data, package)
-        for name, a in (("indices", indices), ("indptr", indptr)):
-            if _device(a, package) != device:
-                raise ValueError(f"[{op}] {name} must be on data's device {device}, got {_device(a, package)}")
-        rows, cols = (int(s) for s in shape)
-        if rows < 0 or cols < 0:
-            raise ValueError(f"[{op}] shape must be non-negative, got {tuple(shape)}")
-        vd = _dtype_name(data, package)
-        if vd not in _VALUE_DTYPES:
-            raise TypeError(f"[{op}] data must be float32, float64, complex64 or complex128, got {vd}")
-        for name, a in (("indices", indices), ("indptr", indptr)):
-            if _dtype_name(a, package) not in _INDEX_DTYPES:
-                raise TypeError(f"[{op}] {name} must be int32 or int64, got {_dtype_name(a, package)}")
-            if a.ndim != 1:
-                raise ValueError(f"[{op}] {name} must be 1-D, got shape {tuple(a.shape)}")
-        if data.ndim != 1:
-            raise ValueError(f"[{op}] data must be 1-D, got shape {tuple(data.shape)}")
-        nnz = int(data.shape[0])
-        if int(indptr.shape[0]) != rows + 1:
-            raise ValueError(f"[{op}] indptr must have length {rows + 1}, got {int(indptr.shape[0])}")
-        if int(indices.shape[0]) != nnz:
-            raise ValueError(f"[{op}] indices must have length nnz = {nnz}, got {int(indices.shape[0])}")
-        p = _to_numpy(indptr, package).astype(np.int64, copy=False)
-        ind = _to_numpy(indices, package).astype(np.int64, copy=False)
-        if p[0] != 0:
-            raise ValueError(f"[{op}] indptr[0] must be 0, got {p[0]}")
-        bad = np.nonzero(np.diff(p) < 0)[0]
-        if bad.size:
-            i = int(bad[0]) + 1
-            raise ValueError(
-                f"[{op}] indptr must be non-decreasing: indptr[{i}] = {p[i]} < indptr[{i - 1}] = {p[i - 1]}"
-            )
-        if p[-1] != nnz:
-            raise ValueError(f"[{op}] indptr[{rows}] must equal nnz = {nnz}, got {p[-1]}")
-        out = np.nonzero((ind < 0) | (ind >= cols))[0]
-        if out.size:
-            k = int(out[0])
-            raise ValueError(f"[{op}] indices[{k}] = {ind[k]} is out of range [0, {cols})")
-        index_dtype = "int64" if "int64" in (_dtype_name(indices, package), _dtype_name(indptr, package)) else "int32"
-        if _dtype_name(indices, package) != index_dtype or _dtype_name(indptr, package) != index_dtype:
-            indptr = _from_numpy(p.astype(index_dtype), package, device)
-            indices = _from_numpy(ind.astype(index_dtype), package, device)
-        self.canonicalized = False
-        if not _canonical_rows(p, ind):
-            row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(p))
-            vals = _to_numpy(data, package)
-            data, indices, indptr = _coo_to_csr_numpy(row, ind, vals, rows, index_dtype)
-            data = _from_numpy(data, package, device)
-            indices = _from_numpy(indices, package, device)
-            indptr = _from_numpy(indptr, package, device)
-            self.canonicalized = True
-        self.data = _contiguous_1d(data, package)
-        self.indices = _contiguous_1d(indices, package)
-        self.indptr = _contiguous_1d(indptr, package)
-        self.shape = (rows, cols)
-        self.package = package
-        self.device = device
+    ``csr_matrix(arg, shape=None, dtype=None, copy=False)`` takes what scipy.sparse.csr_matrix
+    takes (a scipy.sparse matrix or array of any format, ``(data, indices, indptr)`` with
+    ``shape=``, ``(data, (row, col))``, ``(M, N)``, a dense 2-D array) and also a
+    cupyx.scipy.sparse matrix, a torch sparse CSR / COO tensor or another csr_matrix. The result
+    lives in the input's package and on its device. Attributes: ``shape``, ``dtype``, ``nnz``,
+    ``data``, ``indices``, ``indptr`` (1-D contiguous arrays of ``package`` on ``device``),
+    ``index_dtype``. It is validated once, here; its pattern is its own copy, and its values are
+    the input's (no copy) where the input is canonical, so in-place updates of them are seen
+    by later products. See the module docstring for the whole policy.
+
+    Example:
+        >>> import numpy as np, scipy.sparse as sp, gpula as gl
+        >>> S = sp.csr_matrix(np.array([[2.0, 0.0], [1.0, 3.0]]))
+        >>> A = gl.sparse.csr_matrix(S)
+        >>> (A @ np.ones(2)).tolist()
+        [2.0, 4.0]
+        >>> S.data[:] *= 10  # values are shared: later products see the update
+        >>> (A @ np.ones(2)).tolist()
+        [20.0, 40.0]
+        >>> gl.sparse.csr_matrix(sp.coo_matrix(S)).nnz  # any scipy format
+        3
+    """
+
+    format = "csr"
+    ndim = 2
+    has_canonical_format = True
+
+    def __init__(
+        self,
+        arg1: Any,
+        shape: tuple[int, int] | None = None,
+        dtype: Any = None,
+        copy: bool = False,
+        *,
+        op: str = "sparse.csr_matrix",
+    ):
+        src = arg1 if isinstance(arg1, csr_matrix) else _build(arg1, shape, op)
+        if shape is not None and tuple(int(s) for s in shape) != src.shape:
+            raise InvalidArgument(f"[{op}] shape {tuple(shape)} differs from the input's {src.shape}")
+        if dtype is not None:
+            src = src.astype(result_dtype(op, dtype), copy=copy)
+        elif copy:
+            src = src.copy()
+        for k in ("_m", "data", "indices", "indptr", "shape", "package", "device", "canonicalized"):
+            setattr(self, k, getattr(src, k))
 
     @classmethod
-    def _trusted(
-        cls, data: Any, indices: Any, indptr: Any, shape: tuple[int, int], package: str, device: str
+    def _wrap(
+        cls, m: Any, data: Any, indices: Any, indptr: Any, package: str, device: str, canonicalized: bool = False
     ) -> csr_matrix:
-        """A csr_matrix over arrays gpula made or checked itself (canonical, valid): no checks."""
+        """A csr_matrix over a C++ CsrMatrix `m` and the arrays that show it in `package`."""
         self = cls.__new__(cls)
+        if package == "numpy":  # the pattern is gpula's own: read-only to the caller
+            indices.flags.writeable = False
+            indptr.flags.writeable = False
+        self._m = m
         self.data, self.indices, self.indptr = data, indices, indptr
-        self.shape = (int(shape[0]), int(shape[1]))
+        self.shape = tuple(int(s) for s in m.shape)
         self.package = package
         self.device = device
-        self.canonicalized = False
+        self.canonicalized = canonicalized
         return self
 
     def _plan(self, kind: str, op: int) -> Any:
         """The SpMV / SpMM plan for op, made on first use and kept (cuSPARSE descriptors,
-        buffer and preprocessing reused by later products). Changing the arrays' contents in
-        place is seen by later products; replacing indptr/indices/data is not supported.
-        Kept per thread (a GPU plan is not shared between threads)."""
-        # Per thread: a GPU plan re-points its dense descriptors on each call.
+        buffer and preprocessing reused by later products). Kept per thread (a GPU plan is not
+        shared between threads)."""
         key = (kind, op, threading.get_ident())
         plans = self.__dict__.setdefault("_plans", {})
         plan = plans.get(key)
         if plan is None:
-            from .. import _gpula
-            from .._interop import export
-
             cls = _gpula.SparseSpMV if kind == "spmv" else _gpula.SparseSpMM
-            plan = cls(export(self.indptr), export(self.indices), export(self.data),
-                       self.shape[0], self.shape[1], op)
-            plans[key] = plan
+            plan = plans[key] = cls(self._m, op)
         return plan
 
     @property
@@ -204,11 +252,25 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
     @property
     def dtype(self) -> str:
         """The value dtype's name: "float32", "float64", "complex64" or "complex128"."""
-        return _dtype_name(self.data, self.package)
+        return _dtype_name(self.data)
 
     @property
     def index_dtype(self) -> str:
-        return _dtype_name(self.indptr, self.package)
+        return _dtype_name(self.indptr)
+
+    def astype(self, dtype: Any, copy: bool = True) -> csr_matrix:
+        """This matrix with values of `dtype` (the pattern is shared; values are new, or this
+        matrix itself when the dtype is already `dtype` and copy is False)."""
+        dt = result_dtype("sparse.csr_matrix.astype", dtype)
+        if dt == self.dtype and not copy:
+            return self
+        values = _contiguous_1d(_cast(self.data, dt, self.package), self.package)
+        m = self._m.with_values(export(values), "sparse.csr_matrix.astype")
+        return csr_matrix._wrap(m, values, self.indices, self.indptr, self.package, self.device)
+
+    def copy(self) -> csr_matrix:
+        """A matrix with its own copy of the values (the pattern is immutable and shared)."""
+        return self.astype(self.dtype, copy=True)
 
     def __repr__(self) -> str:
         return (
@@ -217,13 +279,14 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
         )
 
     def __matmul__(self, x: Any) -> Any:
-        """``A @ x``: for a 1-D array ``x`` of A's dtype, package and device the SpMV (a new 1-D
+        """``A @ x``: for a 1-D array ``x`` of A's package and device the SpMV (a new 1-D
         array); for a 2-D array the SpMM (a new 2-D array, ``gl.sparse.spmm``); for a sparse
         matrix (csr_matrix, scipy/cupyx sparse, torch sparse) the SpGEMM (a new csr_matrix,
-        ``gl.sparse.spgemm``). gpula's OpenMP kernels on the CPU, cuSPARSE on a GPU."""
+        ``gl.sparse.spgemm``). Mixed dtypes are promoted as NumPy does (int -> float64,
+        float32 with float64 -> float64). gpula's OpenMP kernels on the CPU, cuSPARSE on a GPU."""
         from . import _products
 
-        if _products._is_sparse(x):
+        if is_sparse(x):
             return _products.spgemm(self, x)
         if getattr(x, "ndim", None) == 2:
             return _products.spmm(self, x)
@@ -232,7 +295,7 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
     def matvec(self, x: Any, op: str = "N") -> Any:
         """op(A) x with op "N" (A), "T" (A^T) or "H" (A^H)."""
         if op not in ("N", "T", "H"):
-            raise ValueError(f"[sparse.matvec] op must be 'N', 'T' or 'H', got {op!r}")
+            raise InvalidArgument(f"[sparse.matvec] op must be 'N', 'T' or 'H', got {op!r}")
         return _spmv(self, x, "NTH".index(op), "sparse.matvec")
 
     # Conversions back to the caller's packages.
@@ -240,7 +303,8 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
         import scipy.sparse as sp
 
         return sp.csr_matrix(
-            (_to_numpy(self.data, self.package), _to_numpy(self.indices, self.package), _to_numpy(self.indptr, self.package)),
+            (_to_numpy(self.data, self.package), _to_numpy(self.indices, self.package).copy(),
+             _to_numpy(self.indptr, self.package).copy()),
             shape=self.shape,
         )
 
@@ -251,16 +315,16 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
             dev = self.device if self.device.startswith("cuda") else "cuda:0"
             d, i, p = (_from_numpy(_to_numpy(a, self.package), "cupy", dev) for a in (self.data, self.indices, self.indptr))
         else:
-            d, i, p = self.data, self.indices, self.indptr
+            d, i, p = self.data, self.indices.copy(), self.indptr.copy()
         return csp.csr_matrix((d, i, p), shape=self.shape)
 
     def to_torch(self) -> Any:
         import torch
 
         if self.package == "torch":
-            d, i, p = self.data, self.indices, self.indptr
+            d, i, p = self.data, self.indices.clone(), self.indptr.clone()
         else:
-            d, i, p = (torch.from_numpy(np.ascontiguousarray(_to_numpy(a, self.package))) for a in (self.data, self.indices, self.indptr))
+            d, i, p = (torch.from_numpy(np.array(_to_numpy(a, self.package))) for a in (self.data, self.indices, self.indptr))
             if self.device.startswith("cuda"):
                 d, i, p = d.to(self.device), i.to(self.device), p.to(self.device)
         return torch.sparse_csr_tensor(p, i, d, size=self.shape)
@@ -279,69 +343,139 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
         out[row, ind] = _to_numpy(self.data, self.package)
         return _from_numpy(out, self.package, self.device)
 
-
-def _coo_to_csr_numpy(row, col, vals, rows, index_dtype):
-    """Canonical CSR of triplets on the host: sorted, duplicates summed."""
-    row = np.asarray(row, dtype=np.int64)
-    col = np.asarray(col, dtype=np.int64)
-    order = np.lexsort((col, row))
-    row, col, vals = row[order], col[order], np.asarray(vals)[order]
-    if row.size:
-        first = np.ones(row.size, dtype=bool)
-        first[1:] = (row[1:] != row[:-1]) | (col[1:] != col[:-1])
-        group = np.cumsum(first) - 1
-        summed = np.zeros(int(group[-1]) + 1, dtype=vals.dtype)
-        np.add.at(summed, group, vals)
-        row, col, vals = row[first], col[first], summed
-    indptr = np.zeros(rows + 1, dtype=np.int64)
-    np.add.at(indptr, row + 1, 1)
-    indptr = np.cumsum(indptr)
-    return vals, col.astype(index_dtype), indptr.astype(index_dtype)
+    toarray = to_dense
 
 
-def _from_coo(row, col, vals, shape, package, device, op) -> csr_matrix:
-    rows, cols = shape
-    r = _to_numpy(row, package).astype(np.int64)
-    c = _to_numpy(col, package).astype(np.int64)
-    for name, a, bound in (("row", r, rows), ("col", c, cols)):
-        out = np.nonzero((a < 0) | (a >= bound))[0]
-        if out.size:
-            k = int(out[0])
-            raise ValueError(f"[{op}] {name}[{k}] = {a[k]} is out of range [0, {bound})")
-    index_dtype = "int64" if max(rows, cols, r.size) >= 2**31 - 1 else "int32"
-    d, i, p = _coo_to_csr_numpy(r, c, _to_numpy(vals, package), rows, index_dtype)
-    return csr_matrix(tuple(_from_numpy(a, package, device) for a in (d, i, p)), shape=shape, op=op)
+def _shape(shape: Any, op: str) -> tuple[int, int]:
+    try:
+        rows, cols = (int(s) for s in shape)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"[{op}] shape must be a pair of ints, got {shape!r}") from None
+    if rows < 0 or cols < 0:
+        raise InvalidArgument(f"[{op}] shape must be non-negative, got {(rows, cols)}")
+    return rows, cols
 
 
-def as_csr(A: Any, op: str) -> csr_matrix:
-    """A csr_matrix from a csr_matrix, a scipy.sparse or cupyx.scipy.sparse matrix/array, a torch
-    sparse CSR/COO tensor, or a (data, indices, indptr) tuple (use ``csr_matrix(t, shape=)``).
-    CSR input is shared without a copy when canonical; other formats are converted."""
-    if isinstance(A, csr_matrix):
-        return A
-    mod = type(A).__module__
-    if mod.startswith("scipy.sparse"):
-        B = A if A.format == "csr" else A.tocsr()
-        return csr_matrix((B.data, B.indices, B.indptr), shape=B.shape, op=op)
-    if mod.startswith("cupyx.scipy.sparse"):
-        B = A if A.format == "csr" else A.tocsr()
-        return csr_matrix((B.data, B.indices, B.indptr), shape=B.shape, op=op)
+def _arrays_of(package: str, op: str, **arrays: Any) -> str:
+    """The one device of arrays of one package (checked); returns the device."""
+    device = None
+    for name, a in arrays.items():
+        try:
+            p = _package(a)
+        except DTypeError as e:
+            raise DTypeError(f"[{op}] {name}: {e}") from None
+        if p != package:
+            raise DTypeError(f"[{op}] {name} must be a {package} array like data, got {type(a).__name__}")
+        d = _device(a, package)
+        if device is not None and d != device:
+            raise InvalidArgument(f"[{op}] {name} must be on data's device {device}, got {d}")
+        device = d
+    return device or "cpu"
+
+
+def _from_csr(data: Any, indices: Any, indptr: Any, shape: Any, op: str) -> csr_matrix:
+    """The csr_matrix of CSR arrays of one package: validated and canonicalized in C++."""
+    if shape is None:
+        raise InvalidArgument(f"[{op}] shape= is required with (data, indices, indptr)")
+    rows, cols = _shape(shape, op)
+    try:
+        package = _package(data)
+    except DTypeError as e:
+        raise DTypeError(f"[{op}] data: {e}") from None
+    device = _arrays_of(package, op, data=data, indices=indices, indptr=indptr)
+    for name, a in (("data", data), ("indices", indices), ("indptr", indptr)):
+        if a.ndim != 1:
+            raise InvalidArgument(f"[{op}] {name} must be 1-D, got shape {tuple(a.shape)}")
+    data = _values(data, package, op)
+    indices = _index(indices, package, "indices", op)
+    indptr = _index(indptr, package, "indptr", op)
+    if _dtype_name(indices) != _dtype_name(indptr):
+        indices, indptr = (_cast(a, "int64", package) for a in (indices, indptr))
+    m, shared = _gpula.SparseCsrMatrix.from_csr(export(indptr), export(indices), export(data), rows, cols, op)
+    d, i, p = m.arrays(_FRAMEWORK[package])
+    return csr_matrix._wrap(m, data if shared else d, i, p, package, device, canonicalized=not shared)
+
+
+def _from_coo(row: Any, col: Any, data: Any, shape: Any, op: str) -> csr_matrix:
+    """The csr_matrix of coordinates (duplicates summed), in C++ (one copy)."""
+    try:
+        package = _package(data)
+    except DTypeError as e:
+        raise DTypeError(f"[{op}] data: {e}") from None
+    device = _arrays_of(package, op, data=data, row=row, col=col)
+    for name, a in (("data", data), ("row", row), ("col", col)):
+        if a.ndim != 1:
+            raise InvalidArgument(f"[{op}] {name} must be 1-D, got shape {tuple(a.shape)}")
+    data = _values(data, package, op)
+    row = _index(row, package, "row", op)
+    col = _index(col, package, "col", op)
+    if shape is None:  # scipy's rule: one past the largest index
+        r, c = (_to_numpy(a, package) for a in (row, col))
+        shape = (int(r.max()) + 1 if r.size else 0, int(c.max()) + 1 if c.size else 0)
+    rows, cols = _shape(shape, op)
+    if _dtype_name(row) != _dtype_name(col):  # widened, never narrowed before the validation
+        row, col = (_cast(a, "int64", package) for a in (row, col))
+    m = _gpula.SparseCsrMatrix.from_coo(export(row), export(col), export(data), rows, cols, op)
+    d, i, p = m.arrays(_FRAMEWORK[package])
+    return csr_matrix._wrap(m, d, i, p, package, device)
+
+
+def _build(arg: Any, shape: Any, op: str) -> csr_matrix:
+    mod = type(arg).__module__
+    if mod.startswith(("scipy.sparse", "cupyx.scipy.sparse")) and hasattr(arg, "format"):
+        if len(arg.shape) != 2:
+            raise InvalidArgument(f"[{op}] expected a 2-D sparse matrix, got shape {arg.shape}")
+        B = arg if arg.format == "csr" else arg.tocsr()
+        return _from_csr(B.data, B.indices, B.indptr, B.shape, op)
     if mod.startswith("torch"):
         import torch
 
-        if isinstance(A, torch.Tensor) and A.layout == torch.sparse_csr:
-            if A.ndim != 2:
-                raise ValueError(f"[{op}] expected a 2-D sparse CSR tensor, got {A.ndim}-D")
-            return csr_matrix((A.values(), A.col_indices(), A.crow_indices()), shape=tuple(A.shape), op=op)
-        if isinstance(A, torch.Tensor) and A.layout == torch.sparse_coo:
-            if A.ndim != 2:
-                raise ValueError(f"[{op}] expected a 2-D sparse COO tensor, got {A.ndim}-D")
-            idx = A._indices()
-            dev = _device(A, "torch")
-            return _from_coo(idx[0], idx[1], A._values(), tuple(A.shape), "torch", dev, op)
+        if isinstance(arg, torch.Tensor) and arg.layout != torch.strided:
+            return _from_torch_sparse(arg, op)
+    if isinstance(arg, tuple):
+        if len(arg) == 3:
+            return _from_csr(*arg, shape, op)
+        if len(arg) == 2 and isinstance(arg[1], tuple) and len(arg[1]) == 2:
+            return _from_coo(arg[1][0], arg[1][1], arg[0], shape, op)
+        if len(arg) == 2 and all(isinstance(s, (int, np.integer)) for s in arg):
+            rows, cols = _shape(arg, op)
+            return _from_csr(np.zeros(0), np.zeros(0, np.int32), np.zeros(rows + 1, np.int32), (rows, cols), op)
+        raise DTypeError(f"[{op}] expected (data, indices, indptr), (data, (row, col)) or (M, N), got a tuple of {len(arg)}")
+    if isinstance(arg, list):
+        arg = np.asarray(arg)
+    if getattr(arg, "ndim", None) == 2:
+        return from_dense(arg, op)
+    raise DTypeError(
+        f"[{op}] expected a sparse matrix (scipy.sparse, cupyx.scipy.sparse, torch sparse CSR/COO, "
+        f"gl.sparse.csr_matrix), a (data, indices, indptr) tuple or a dense 2-D array, got "
+        f"{type(arg).__name__}"
+    )
+
+
+def _from_torch_sparse(A: Any, op: str) -> csr_matrix:
+    import torch
+
+    if A.ndim != 2:
+        raise InvalidArgument(f"[{op}] expected a 2-D sparse tensor, got {A.ndim}-D")
+    if A.layout == torch.sparse_csr:
+        return _from_csr(A.values(), A.col_indices(), A.crow_indices(), tuple(A.shape), op)
+    if A.layout == torch.sparse_coo:
+        idx = A._indices()
+        return _from_coo(idx[0], idx[1], A._values(), tuple(A.shape), op)
+    return _from_torch_sparse(A.to_sparse_coo(), op)  # CSC, BSR, BSC
+
+
+def as_csr(A: Any, op: str) -> csr_matrix:
+    """A csr_matrix from a sparse matrix: a csr_matrix (itself), a scipy.sparse or
+    cupyx.scipy.sparse matrix/array of any format, or a torch sparse CSR/COO tensor. A
+    (data, indices, indptr) tuple needs ``csr_matrix(t, shape=)``."""
+    if isinstance(A, csr_matrix):
+        return A
+    if is_sparse(A):
+        return csr_matrix(A, op=op)
     if isinstance(A, tuple):
-        raise TypeError(f"[{op}] a (data, indices, indptr) tuple needs a shape: use gl.sparse.csr_matrix(t, shape=...)")
-    raise TypeError(
+        raise DTypeError(f"[{op}] a (data, indices, indptr) tuple needs a shape: use gl.sparse.csr_matrix(t, shape=...)")
+    raise DTypeError(
         f"[{op}] expected a sparse matrix (gl.sparse.csr_matrix, scipy.sparse, cupyx.scipy.sparse, "
         f"torch sparse CSR/COO), got {type(A).__name__}"
     )
@@ -351,13 +485,14 @@ def from_dense(x: Any, op: str = "sparse.from_dense") -> csr_matrix:
     """The CSR matrix of a dense 2-D array's nonzeros, in the array's package and device."""
     package = _package(x)
     if x.ndim != 2:
-        raise ValueError(f"[{op}] expected a 2-D array, got shape {tuple(x.shape)}")
+        raise InvalidArgument(f"[{op}] expected a 2-D array, got shape {tuple(x.shape)}")
     device = _device(x, package)
     h = _to_numpy(x, package)
     r, c = np.nonzero(h)
-    return _from_coo(r, c, h[r, c], h.shape, "numpy", "cpu", op) if package == "numpy" else _from_coo(
-        _from_numpy(r, package, device), _from_numpy(c, package, device), _from_numpy(h[r, c], package, device),
-        h.shape, package, device, op)
+    if max(h.shape) < 2**31 - 1:  # scipy's index dtype for what fits
+        r, c = r.astype(np.int32), c.astype(np.int32)
+    r, c, v = (_from_numpy(a, package, device) for a in (r, c, h[r, c]))
+    return _from_coo(r, c, v, h.shape, op)
 
 
 def _empty_like_package(n: int, dtype: str, package: str, device: str) -> Any:
@@ -387,45 +522,48 @@ def _current_stream(x: Any) -> int:
     return pkg.current_stream(pkg.device_of(x))
 
 
+def operand(A: csr_matrix, x: Any, arg: str, name: str) -> tuple[str, str]:
+    """Checks a dense operand's package and device against A's; returns (package, the dtype
+    the product computes in)."""
+    try:
+        package = _package(x)
+    except DTypeError as e:
+        raise DTypeError(f"[{name}] {arg}: {e}") from None
+    device = _device(x, package)
+    if package != A.package or device != A.device:
+        raise InvalidArgument(
+            f"[{name}] {arg} must be a {A.package} array on {A.device} like A, got {package} on {device}"
+        )
+    return package, result_dtype(name, A.dtype, _dtype_name(x))
+
+
 def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
     """y = op(A) x on the package's current stream. The checks of x against A are done in full
     once per (type, dtype) of x and then cached on A, so that repeated products of small
     matrices cost little more than the product itself."""
-    from .._interop import export, package_of
+    from .._interop import package_of
 
     key = (type(x), getattr(x, "dtype", None), op)
     known = A.__dict__.get("_spmv_known")
     if known is None or known[0] != key:
-        try:
-            package = _package(x)
-        except TypeError as e:
-            raise TypeError(f"[{name}] x: {e}") from None
-        device = _device(x, package)
-        if package != A.package or device != A.device:
-            raise ValueError(
-                f"[{name}] x must be a {A.package} array on {A.device} like A, got {package} "
-                f"on {device}"
-            )
-        if _dtype_name(x, package) != A.dtype:
-            raise TypeError(
-                f"[{name}] x must have A's dtype {A.dtype}, got {_dtype_name(x, package)}"
-            )
+        package, dt = operand(A, x, "x", name)
         pkg = package_of(x)
         stream = (lambda: 0) if package == "numpy" else pkg.stream_getter(pkg.device_of(x))
-        known = A.__dict__["_spmv_known"] = (key, package, stream)
+        known = A.__dict__["_spmv_known"] = (key, package, stream, dt)
     else:
-        package = known[1]
+        package, dt = known[1], known[3]
         if package != "numpy" and _device(x, package) != A.device:
-            raise ValueError(
+            raise InvalidArgument(
                 f"[{name}] x must be a {A.package} array on {A.device} like A, got {package} "
                 f"on {_device(x, package)}"
             )
     if x.ndim != 1:
-        raise ValueError(
+        raise InvalidArgument(
             f"[{name}] x must be 1-D (use spmm for 2-D operands), got shape {tuple(x.shape)}"
         )
-    n_out = A.shape[1] if op else A.shape[0]
-    x = _contiguous_1d(x, package)
-    y = _empty_like_package(n_out, A.dtype, package, A.device)
+    if dt != A.dtype:  # promoted: the values in dt (the pattern shared), one product
+        A = A.astype(dt)
+    x = _contiguous_1d(x if _dtype_name(x) == dt else _cast(x, dt, package), package)
+    y = _empty_like_package(A.shape[1] if op else A.shape[0], dt, package, A.device)
     A._plan("spmv", op).execute(export(x), export(y), stream=known[2]())
     return y

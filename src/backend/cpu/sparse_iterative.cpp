@@ -263,7 +263,7 @@ IterativeResult solve_cg(const Ctx<T>& c, const T* b, T* x, T* r) {
     xpby(n, z.data(), rho_new / rho, p.data());
     rho = rho_new;
   }
-  res.info = c.maxiter;
+  res.info = not_converged_info(c.maxiter);
   return res;
 }
 
@@ -314,7 +314,7 @@ IterativeResult solve_bicgstab(const Ctx<T>& c, T* x, T* r) {
     if (res.residual_norm <= c.tol) return res;
     if (bad(omega)) return {-11, it, res.residual_norm};
   }
-  res.info = c.maxiter;
+  res.info = not_converged_info(c.maxiter);
   return res;
 }
 
@@ -386,7 +386,7 @@ IterativeResult solve_gmres(const Ctx<T>& c, const T* b, T* x, T* r) {
     if (res.residual_norm <= c.tol) return res;
     if (!std::isfinite(res.residual_norm)) return {-1, res.iterations, res.residual_norm};
   }
-  res.info = c.maxiter;
+  res.info = not_converged_info(c.maxiter);
   return res;
 }
 
@@ -449,7 +449,7 @@ IterativeResult solve_minres(const Ctx<T>& c, T* x, T* r) {
     if (beta == 0.0)
       return res.residual_norm <= c.tol ? res : IterativeResult{-1, it, res.residual_norm};
   }
-  res.info = c.maxiter;
+  res.info = not_converged_info(c.maxiter);
   return res;
 }
 

@@ -355,7 +355,7 @@ IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const 
   GPULA_CHECK(op, cudaStreamSynchronize(st));
   res.residual_norm = static_cast<double>(host[1]);
   res.iterations = hs_status[1];
-  res.info = hs_status[0] == 1 ? 0 : hs_status[0] == -1 ? -1 : p.maxiter;
+  res.info = hs_status[0] == 1 ? 0 : hs_status[0] == -1 ? -1 : not_converged_info(p.maxiter);
   if (hs_status[0] == 0) res.iterations = p.maxiter;
   return res;
 }

@@ -174,7 +174,7 @@ class Env {
     IterativeResult res;
     res.residual_norm = static_cast<double>(host);
     res.iterations = host_status[kIterations];
-    res.info = state() == 1 ? 0 : state() < 0 ? state() : maxiter;
+    res.info = state() == 1 ? 0 : state() < 0 ? state() : not_converged_info(maxiter);
     return res;
   }
 
