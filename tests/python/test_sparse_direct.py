@@ -107,6 +107,98 @@ def test_spsolve_sparse_and_dense_paths():
     np.testing.assert_allclose(gl.sparse.spsolve(d, b[:30]), spla.spsolve(d, b[:30]), rtol=1e-10)
 
 
+def test_spsolve_logs_the_dense_path(caplog):
+    """Above 5% density spsolve solves densely and says so at INFO (issue 17); below it is
+    silent about it."""
+    d = _random(30, np.float64, 9, density=0.3)
+    with caplog.at_level(logging.INFO, logger="gpula"):
+        gl.sparse.spsolve(d, np.ones(30))
+    dense = [r.getMessage() for r in caplog.records if "dense path" in r.getMessage()]
+    assert len(dense) == 1 and dense[0].startswith("[sparse.spsolve] density 0.")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="gpula"):
+        gl.sparse.spsolve(_random(300, np.float64, 8, density=0.005), np.ones(300))
+    assert not any("dense path" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("density", [0.005, 0.3])  # the sparse and the dense path
+@pytest.mark.parametrize(
+    "a_dtype, b_dtype",
+    [
+        (np.float64, np.float32),
+        (np.float32, np.float64),
+        (np.float32, np.float32),
+        (np.float64, np.int64),
+        (np.int64, np.float64),
+        (np.float32, np.complex64),
+        (np.float64, np.complex64),
+    ],
+)
+def test_spsolve_promotes_as_scipy(a_dtype, b_dtype, density):
+    """Mixed dtypes are promoted as scipy.sparse.linalg.spsolve does (issue 17: a float32 b with a
+    float64 A was refused); the inputs are not changed."""
+    n = 300 if density < 0.05 else 40
+    a = _random(n, np.float64, 12, density=density)
+    if np.issubdtype(a_dtype, np.integer):
+        a = sp.csr_matrix(a.toarray().round() * 3 + 50 * np.eye(n)).astype(a_dtype)
+    else:
+        a = a.astype(a_dtype)
+    b = (np.arange(n) % 7 - 3).astype(b_dtype) + (1j if np.iscomplexobj(np.zeros(0, b_dtype)) else 0)
+    b = b.astype(b_dtype)
+    a0, b0 = a.copy(), b.copy()
+    x = gl.sparse.spsolve(a, b)
+    ref = spla.spsolve(a, b)
+    assert x.dtype == ref.dtype and x.shape == ref.shape == (n,)
+    tol = 1e-4 if ref.dtype in (np.float32, np.complex64) else 1e-10
+    exact = np.linalg.solve(a.toarray().astype(np.complex128), b.astype(np.complex128))
+    np.testing.assert_allclose(x, exact.astype(x.dtype), rtol=tol, atol=tol)
+    assert a.dtype == a0.dtype and (a != a0).nnz == 0
+    assert b.dtype == b0.dtype and np.array_equal(b, b0)
+
+
+@pytest.mark.parametrize("fmt", ["csc", "csr", "coo"])
+def test_spsolve_sparse_b_as_scipy(fmt):
+    """A sparse b (issue 17): a vector ((n, 1)) gives an (n,) x, k > 1 columns a sparse x of A's
+    class, as scipy.sparse.linalg.spsolve."""
+    rng = np.random.default_rng(13)
+    a = _random(120, np.float64, 14, density=0.03)
+    for k in (1, 4):
+        b = sp.random(120, k, density=0.4, random_state=rng, format=fmt)
+        x = gl.sparse.spsolve(a, b)
+        ref = spla.spsolve(a.tocsc(), b.tocsc())
+        if k == 1:
+            assert isinstance(x, np.ndarray) and x.shape == ref.shape == (120,)
+            np.testing.assert_allclose(x, ref, rtol=1e-10, atol=1e-12)
+        else:
+            assert sp.issparse(x) and x.shape == ref.shape == (120, k)
+            assert type(x) is type(a)
+            np.testing.assert_allclose(x.toarray(), ref.toarray(), rtol=1e-10, atol=1e-12)
+    b = sp.random(120, 3, density=0.4, random_state=rng, format="csc", dtype=np.float32)
+    x = gl.sparse.spsolve(a, b)  # float32 sparse b, float64 A: float64
+    assert x.dtype == np.float64
+    np.testing.assert_allclose(x.toarray(), np.linalg.solve(a.toarray(), b.toarray()), rtol=1e-10, atol=1e-12)
+
+
+def test_spsolve_names_itself_in_errors():
+    a = _random(20, np.float64, 15, density=0.02)
+    with pytest.raises(gl.InvalidArgument, match=r"^\[sparse\.spsolve\] A must be square"):
+        gl.sparse.spsolve(sp.random(3, 4, density=0.5, format="csr"), np.ones(3))
+    with pytest.raises(gl.InvalidArgument, match=r"^\[sparse\.spsolve\] b must have shape \(20,\) or \(20, k\), got \(21,\)"):
+        gl.sparse.spsolve(a, np.ones(21))
+    with pytest.raises(gl.InvalidArgument, match=r"^\[sparse\.spsolve\] assume_a must be one of"):
+        gl.sparse.spsolve(a, np.ones(20), assume_a="spd")
+    with pytest.raises(gl.DTypeError, match=r"^\[sparse\.spsolve\] values must be float32"):
+        gl.sparse.spsolve(a, np.array(["x"] * 20))
+    # Errors of the solver it runs (sparse path: below 5% density) name spsolve too.
+    def padded(block):  # block plus an identity: 62 x 62, sparse enough for the sparse path
+        return sp.block_diag([sp.csr_matrix(np.array(block))] + [sp.identity(1)] * 60, format="csr")
+
+    with pytest.raises(gl.errors.LinAlgError, match=r"^\[sparse\.spsolve\]"):
+        gl.sparse.spsolve(padded([[1.0, 2.0], [2.0, 4.0]]), np.ones(62))
+    with pytest.raises(gl.errors.NotPositiveDefinite, match=r"^\[sparse\.spsolve\]"):
+        gl.sparse.spsolve(padded([[1.0, 2.0], [2.0, 1.0]]), np.ones(62), assume_a="pos")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
 def test_cupy_matches_scipy(dtype):

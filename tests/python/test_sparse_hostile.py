@@ -303,3 +303,28 @@ def test_failing_calls_leave_inputs_unchanged():
             call()
         assert (S != ref).nnz == 0 and np.array_equal(S.indptr, ref.indptr)
         assert np.array_equal(b, np.ones(10))
+
+
+def test_issue_examples_raise():
+    """The issue's own reproducers: each raises InvalidArgument naming the call, no crash."""
+    r = run_isolated(
+        """
+        bad = sp.csr_matrix(([4.0, 1, 4, 4], [0, 10**8, 1, 2], [0, 2, 3, 4]), shape=(3, 3))
+        neg = sp.csr_matrix(([4.0, 1, 4, 4], [0, -1, 1, 2], [0, 2, 3, 4]), shape=(3, 3))
+        calls = {
+            "cg": lambda: sla.cg(bad, np.ones(3)),
+            "cg_ic0": lambda: sla.cg(bad, np.ones(3), M="ic0"),
+            "bicgstab_duck": lambda: sla.bicgstab(Duck(bad), np.ones(3)),
+            "gmres_negative": lambda: sla.gmres(neg, np.ones(3)),
+        }
+        for name, call in calls.items():
+            try:
+                call()
+                print(name, "no error")
+            except gl.InvalidArgument as e:
+                print(name, "ok" if re.match(r"\\[sparse\\.linalg\\.\\w+\\] indices\\[1\\] = ", str(e)) else e)
+        """
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    for name in ("cg", "cg_ic0", "bicgstab_duck", "gmres_negative"):
+        assert f"{name} ok" in r.stdout.split("\n"), r.stdout

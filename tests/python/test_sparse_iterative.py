@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sps
 import scipy.sparse.linalg as ssl
 
+import gpula as gl
 import gpula.sparse.linalg as sla
 from gpula.errors import DTypeError, InvalidArgument, NotPositiveDefinite, SingularMatrix
 
@@ -425,3 +426,39 @@ def test_integer_matrix_promotes_to_float64_and_torch_cpu():
     torch = pytest.importorskip("torch")
     xt, info = sla.bicgstab(a, torch.tensor([1.0, 2.0], dtype=torch.float64), rtol=1e-12)
     assert isinstance(xt, torch.Tensor) and info == 0
+
+
+def _torch_device(xp):
+    if not xp.name.startswith("torch"):
+        pytest.skip("torch only")
+    return "cuda" if xp.gpu else "cpu"
+
+
+@pytest.mark.parametrize("method", ["cg", "gmres", "bicgstab", "minres"])
+def test_torch_tensors_on_their_device(xp, method):
+    """Torch sparse A and torch b, on the CPU and on a GPU (issue 17: CUDA torch tensors raised
+    NotSupported): x is a torch tensor on b's device, as accurate as the CPU solve; maxiter=0
+    does not report convergence there either."""
+    device = _torch_device(xp)
+    import torch
+
+    a = poisson2d(8)
+    b = np.random.default_rng(21).standard_normal(a.shape[0])
+    ref = np.linalg.solve(a.toarray(), b)
+    dense = torch.from_numpy(a.toarray()).to(device)
+    bt = torch.from_numpy(b).to(device)
+    b_before = bt.clone()
+    for A in (dense.to_sparse_csr(), dense.to_sparse(), gl.sparse.csr_matrix(dense.to_sparse_csr())):
+        x, info = getattr(sla, method)(A, bt, rtol=1e-10, M="jacobi")
+        assert info == 0 and isinstance(x, torch.Tensor) and x.device.type == device
+        assert x.dtype == torch.float64
+        xn = x.cpu().numpy()
+        assert np.linalg.norm(xn - ref) / np.linalg.norm(ref) < 1e-7
+    assert torch.equal(bt, b_before)
+    x, info = getattr(sla, method)(dense.to_sparse_csr(), bt, maxiter=0)
+    assert info > 0 and not bool(torch.any(x != 0))
+    with pytest.raises(InvalidArgument, match=rf"\[sparse.linalg.{method}\] maxiter must be >= 0"):
+        getattr(sla, method)(dense.to_sparse_csr(), bt, maxiter=-1)
+    # float32 b with a float64 A computes in float64, as scipy.
+    x, info = getattr(sla, method)(dense.to_sparse_csr(), bt.float(), rtol=1e-10)
+    assert info == 0 and x.dtype == torch.float64

@@ -144,3 +144,55 @@ def test_cupyx_round_trip(xp):
     assert A.data.data.ptr == C.data.data.ptr
     np.testing.assert_array_equal(A.to_cupy().get().toarray(), S.toarray())
     np.testing.assert_array_equal(gl.sparse.as_csr(csp.csc_matrix(S), "t").to_dense().get(), S.toarray())
+
+
+def test_csr_matrix_of_torch_sparse_layouts(xp):
+    """gl.sparse.csr_matrix(torch sparse) for every torch sparse layout, on the tensor's device
+    (issue 17: the README's example); integer values promote to float64 as scipy."""
+    if not xp.name.startswith("torch"):
+        pytest.skip("torch only")
+    import torch
+
+    rng = np.random.default_rng(6)
+    S = _random(rng, 9, 7)
+    device = "cuda" if xp.gpu else "cpu"
+    dense = torch.from_numpy(S.toarray()).to(device)
+    layouts = {
+        "csr": dense.to_sparse_csr(),
+        "coo": dense.to_sparse(),
+        "csc": dense.to_sparse_csc(),
+        "bsr": dense.to_sparse_bsr((1, 1)),
+    }
+    x = rng.standard_normal(7)
+    for name, T in layouts.items():
+        A = gl.sparse.csr_matrix(T)
+        assert A.package == "torch" and A.device.startswith(device), name
+        assert A.shape == (9, 7) and A.nnz == S.nnz and A.dtype == "float64", name
+        np.testing.assert_array_equal(to_np64(A.indptr), S.indptr, err_msg=name)
+        np.testing.assert_array_equal(to_np64(A.indices), S.indices, err_msg=name)
+        np.testing.assert_array_equal(to_np64(A.data), S.data, err_msg=name)
+        y = A @ torch.from_numpy(x).to(device)
+        assert isinstance(y, torch.Tensor) and y.device.type == device
+        np.testing.assert_allclose(to_np64(y), S @ x, rtol=1e-12)
+    Ti = torch.from_numpy(np.array([[1, 0, 2], [0, 3, 0]])).to(device).to_sparse_csr()
+    Ai = gl.sparse.csr_matrix(Ti)
+    assert Ai.dtype == "float64" and Ti.dtype == torch.int64
+    np.testing.assert_array_equal(to_np64(Ai.to_dense()), [[1, 0, 2], [0, 3, 0]])
+
+
+def test_csr_matrix_refuses_torch_sparse_with_invalid_pattern():
+    """torch builds sparse tensors without checking them (check_invariants=False): gpula checks."""
+    torch = pytest.importorskip("torch")
+    vals = torch.tensor([4.0, 1, 4, 4], dtype=torch.float64)
+    bad = {
+        "indices\\[1\\] = 100000000 is out of range \\[0, 3\\)": ([0, 2, 3, 4], [0, 10**8, 1, 2]),
+        "indices\\[0\\] = -1 is out of range": ([0, 2, 3, 4], [-1, 1, 1, 2]),
+        "indptr must be non-decreasing": ([0, 3, 1, 4], [0, 1, 1, 2]),
+        "indptr\\[3\\] must equal nnz = 4, got 9": ([0, 2, 3, 9], [0, 1, 1, 2]),
+    }
+    for message, (crow, col) in bad.items():
+        T = torch.sparse_csr_tensor(
+            torch.tensor(crow), torch.tensor(col), vals, size=(3, 3), check_invariants=False
+        )
+        with pytest.raises(gl.InvalidArgument, match=r"^\[sparse\.csr_matrix\] " + message):
+            gl.sparse.csr_matrix(T)
