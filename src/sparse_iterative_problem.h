@@ -20,6 +20,11 @@ struct IterativeProblem {
 /// maxiter = 0 (no iteration run), so that info 0 always means converged.
 inline int64_t not_converged_info(int64_t maxiter) { return maxiter > 0 ? maxiter : 1; }
 
+/// The result for a b with Inf or NaN entries (||b|| not finite), before any iteration: a
+/// breakdown (info -1, x left as x0). Every backend checks this first: with ||b|| = Inf the
+/// tolerance rtol ||b|| would be Inf too and an Inf residual would pass the test.
+inline IterativeResult non_finite_b(double residual_norm) { return {-1, 0, residual_norm}; }
+
 namespace cpu {
 IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
                                 const IterativeOptions& options);

@@ -7,7 +7,8 @@
 ///  - convergence is ||b - A x||_2 <= max(rtol * ||b||_2, atol), tested on the true
 ///    (recurrence-updated, unpreconditioned) residual;
 ///  - info 0: converged; info > 0: the iteration limit reached without convergence (maxiter,
-///    and 1 for maxiter = 0); info < 0: breakdown (a zero or non-finite scalar of the recurrence).
+///    and 1 for maxiter = 0); info < 0: breakdown (a zero or non-finite scalar of the recurrence;
+///    -1 before any iteration for a b with Inf or NaN entries).
 ///  - b = 0 returns x = 0 with info 0; an x0 that already satisfies the test returns after 0
 ///    iterations with info 0 (also for maxiter = 0, which runs no iteration).
 ///  - A CsrView is validated (validate_csr, O(nnz)) at every call before any index is read.

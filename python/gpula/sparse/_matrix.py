@@ -327,7 +327,8 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
             d, i, p = (torch.from_numpy(np.array(_to_numpy(a, self.package))) for a in (self.data, self.indices, self.indptr))
             if self.device.startswith("cuda"):
                 d, i, p = d.to(self.device), i.to(self.device), p.to(self.device)
-        return torch.sparse_csr_tensor(p, i, d, size=self.shape)
+        # The pattern was validated when this matrix was built: torch need not check it again.
+        return torch.sparse_csr_tensor(p, i, d, size=self.shape, check_invariants=False)
 
     def to_native(self) -> Any:
         """scipy.sparse for numpy, cupyx.scipy.sparse for cupy, a torch sparse CSR tensor for torch."""

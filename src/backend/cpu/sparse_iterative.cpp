@@ -505,10 +505,11 @@ IterativeResult solve_typed(const IterativeProblem& p, const TensorView& bv, con
     std::fill(x, x + n, T{});
     return {};
   }
-  c.tol = std::max(o.rtol * bnorm, o.atol);
   std::vector<T> r(n);
   c.mv(x, r.data());
   for (int64_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
+  if (!std::isfinite(bnorm)) return non_finite_b(nrm2(n, r.data()));
+  c.tol = std::max(o.rtol * bnorm, o.atol);
   switch (p.method) {
     case KrylovMethod::cg:
       return solve_cg(c, b, x, r.data());

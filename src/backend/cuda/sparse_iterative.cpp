@@ -20,6 +20,7 @@
 #include <cusparse.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "backend/cuda/check.h"
@@ -285,6 +286,9 @@ IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const 
   if (host[0] == T(0)) {
     GPULA_CHECK(op, cudaMemsetAsync(x, 0, n * sizeof(T), st));
     return res;
+  }
+  if (!std::isfinite(static_cast<double>(host[0]))) {
+    return non_finite_b(static_cast<double>(host[1]));
   }
   const double tol = std::max(o.rtol * static_cast<double>(host[0]), o.atol);
   res.residual_norm = static_cast<double>(host[1]);

@@ -128,7 +128,7 @@ class Env {
   }
 
   // r = b - A x, *resid = ||r||. Returns false where the solve ends before its loop, with `res`
-  // set: b = 0 (x = 0), or an x0 that already passes the test.
+  // set: b = 0 (x = 0), a non-finite b (breakdown), or an x0 that already passes the test.
   bool prologue(const T* b, T* x, T* r, T* resid, IterativeResult& res) {
     GPULA_CHECK(op, cudaMemcpyAsync(r, b, n * sizeof(T), cudaMemcpyDeviceToDevice, st));
     spmv(x, r, T(-1), T(1));
@@ -142,6 +142,10 @@ class Env {
     res = {};
     if (host[0] == T(0)) {
       GPULA_CHECK(op, cudaMemsetAsync(x, 0, n * sizeof(T), st));
+      return false;
+    }
+    if (!std::isfinite(static_cast<double>(host[0]))) {
+      res = non_finite_b(static_cast<double>(host[1]));
       return false;
     }
     tol = std::max(o_.rtol * static_cast<double>(host[0]), o_.atol);
