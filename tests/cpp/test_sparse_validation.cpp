@@ -2,13 +2,15 @@
 // reads an index (SpMV, SpMM, spmm, SDDMM, spgemm, DirectSolver, the four Krylov solvers with
 // each preconditioner); a CsrMatrix owns its pattern (later writes to the caller's index arrays
 // do not reach it) and shares its values; the CsrMatrix overloads of the plans keep it alive;
-// maxiter = 0 reports convergence only when x0 meets the tolerance, maxiter < 0 is refused.
+// maxiter = 0 reports convergence only when x0 meets the tolerance, maxiter < 0 is refused; a b
+// with Inf or NaN entries is a breakdown, never a convergence.
 #include <gpula/error.h>
 #include <gpula/sparse.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -205,6 +207,23 @@ TEST(SparseValidation, MaxiterZeroAndNegative) {
                    o, {});
               }).find("maxiter must be >= 0, got -1"),
               std::string::npos);
+  }
+}
+
+TEST(SparseValidation, NonFiniteRightHandSideIsABreakdown) {
+  using Fn = sp::IterativeResult (*)(const sp::CsrView&, const TensorView&, const TensorView&,
+                                     const sp::IterativeOptions&, Stream);
+  for (Fn fn : {Fn{&sp::cg}, Fn{&sp::gmres}, Fn{&sp::bicgstab}, Fn{&sp::minres}}) {
+    for (double bad : {std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::quiet_NaN()}) {
+      Csr c;
+      std::vector<double> b{5, bad, 4}, x(3, 0.0);
+      const sp::IterativeResult r = fn(c.view(), view_of(b.data(), DType::f64, 3),
+                                       view_of(x.data(), DType::f64, 3), {}, {});
+      EXPECT_EQ(r.info, -1) << bad;  // never "converged" with an infinite tolerance
+      EXPECT_EQ(r.iterations, 0);
+      EXPECT_EQ(x, (std::vector<double>(3, 0.0)));  // x0 untouched
+    }
   }
 }
 
