@@ -278,67 +278,30 @@ def linalg_lstsq(
     stream: int = 0,
 ) -> Any: ...
 
-# ---- sparse (sparse.cpp): y = alpha op(A) x + beta y into the caller's y ----------------------
-def sparse_spmv(
-    indptr: Operand,
-    indices: Operand,
-    values: Operand,
-    rows: int,
-    cols: int,
-    x: Operand,
-    y: Operand,
-    op: int = 0,
-    alpha: float = 1.0,
-    beta: float = 0.0,
-    stream: int = 0,
-) -> None: ...
+# ---- sparse (sparse.cpp): the C++ CsrMatrix behind gl.sparse.csr_matrix (validated when built,
+# pattern its own, values shared) and the products that take it ----------------------------------
+class SparseCsrMatrix:
+    @staticmethod
+    def from_csr(indptr: Operand, indices: Operand, values: Operand, rows: int, cols: int, op: str) -> tuple[SparseCsrMatrix, bool]: ...
+    @staticmethod
+    def from_coo(row: Operand, col: Operand, values: Operand, rows: int, cols: int, op: str) -> SparseCsrMatrix: ...
+    def with_values(self, values: Operand, op: str) -> SparseCsrMatrix: ...
+    def arrays(self, framework: int = 0) -> tuple[Any, Any, Any]: ...
+    @property
+    def shape(self) -> tuple[int, int]: ...
+
 class SparseSpMV:
-    def __init__(self, indptr: Operand, indices: Operand, values: Operand, rows: int, cols: int, op: int = 0) -> None: ...
+    def __init__(self, a: SparseCsrMatrix, op: int = 0) -> None: ...
     def execute(self, x: Operand, y: Operand, alpha: float = 1.0, beta: float = 0.0, stream: int = 0) -> None: ...
 
 class SparseSpMM:
-    def __init__(self, indptr: Operand, indices: Operand, values: Operand, rows: int, cols: int, op: int = 0) -> None: ...
+    def __init__(self, a: SparseCsrMatrix, op: int = 0) -> None: ...
     def execute(self, b: Operand, c: Operand, alpha: float = 1.0, beta: float = 0.0, stream: int = 0) -> None: ...
 
-def sparse_spmm(
-    indptr: Operand,
-    indices: Operand,
-    values: Operand,
-    rows: int,
-    cols: int,
-    b: Operand,
-    c: Operand,
-    op: int = 0,
-    alpha: float = 1.0,
-    beta: float = 0.0,
-    stream: int = 0,
-) -> None: ...
 def sparse_sddmm(
-    indptr: Operand,
-    indices: Operand,
-    values: Operand,
-    rows: int,
-    cols: int,
-    a: Operand,
-    b: Operand,
-    alpha: float = 1.0,
-    beta: float = 0.0,
-    stream: int = 0,
-) -> None: ...
-def sparse_spgemm(
-    a_indptr: Operand,
-    a_indices: Operand,
-    a_values: Operand,
-    a_rows: int,
-    a_cols: int,
-    b_indptr: Operand,
-    b_indices: Operand,
-    b_values: Operand,
-    b_rows: int,
-    b_cols: int,
-    framework: int = 0,
-    stream: int = 0,
-) -> tuple[Any, Any, Any]: ...
+    mask: SparseCsrMatrix, a: Operand, b: Operand, framework: int = 0, stream: int = 0
+) -> tuple[SparseCsrMatrix, Any]: ...
+def sparse_spgemm(a: SparseCsrMatrix, b: SparseCsrMatrix, stream: int = 0) -> SparseCsrMatrix: ...
 # ---- distributed (distributed.cpp): block-cyclic helpers and cusolverMg solvers (host data) ----
 def distributed_numroc(n: int, nb: int, iproc: int, isrcproc: int, nprocs: int) -> int: ...
 def distributed_owner(g: int, nb: int, isrcproc: int, nprocs: int) -> int: ...
