@@ -9,11 +9,26 @@
 
 namespace gpula::detail {
 
+namespace {
+
+// NotCompiled whose message names the operation: "[linalg.svd] gpula was built without ...".
+class OpNotCompiled final : public NotCompiled {
+ public:
+  OpNotCompiled(const char* op, const char* backend)
+      : NotCompiled(backend), msg_(cat("[", op, "] device: ", NotCompiled::what())) {}
+  const char* what() const noexcept override { return msg_.c_str(); }
+
+ private:
+  std::string msg_;
+};
+
+}  // namespace
+
 LinalgExec::LinalgExec(const char* op, Device data, const linalg::LinalgOptions& options,
                        Stream caller, std::optional<Device> force)
     : op_(op), data_(data), caller_(caller), options_(&options) {
   exec_ = force.value_or(options.device.value_or(data));
-  if (exec_.is_cuda() && !cuda::compiled()) throw NotCompiled("cuda");
+  if (exec_.is_cuda() && !cuda::compiled()) throw OpNotCompiled(op, "cuda");
   if (exec_.is_cuda() && data_.is_cuda() && exec_ != data_)
     throw_error<NotSupported>(op, "data on ", to_string(data_), " cannot run on ",
                               to_string(exec_));

@@ -12,6 +12,8 @@
 #include <gpula/linalg.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "linalg_exec.h"
 #include "linalg_qr_problem.h"
@@ -144,8 +146,8 @@ QR qr(const TensorView& a, QrMode mode, const LinalgOptions& options, Stream str
 
 // ---- least squares ---------------------------------------------------------------------------
 
-Tensor lstsq(const TensorView& a, const TensorView& b, const LinalgOptions& options,
-             Stream stream) {
+Lstsq lstsq_ex(const TensorView& a, const TensorView& b, const LstsqOptions& options,
+               Stream stream) {
   constexpr const char* op = "linalg.lstsq";
   check_matrix_args(op, "a", a);
   check_matrix_args(op, "b", b);
@@ -157,7 +159,9 @@ Tensor lstsq(const TensorView& a, const TensorView& b, const LinalgOptions& opti
                                  ", b on ", to_string(b.device));
   if (a.dtype != b.dtype)
     throw_error<DTypeError>(op, "dtype mismatch: a is ", name(a.dtype), ", b is ", name(b.dtype));
-  const int64_t m = a.shape[a.ndim() - 2], n = a.shape[a.ndim() - 1];
+  if (options.rcond && std::isnan(*options.rcond))
+    throw_error<InvalidArgument>(op, "rcond must be a number, got nan");
+  const int64_t m = a.shape[a.ndim() - 2], n = a.shape[a.ndim() - 1], k = std::min(m, n);
   const Shape ab = detail::batch_of(a, 2);
   Shape bb;
   int64_t nrhs = 1;
@@ -180,13 +184,27 @@ Tensor lstsq(const TensorView& a, const TensorView& b, const LinalgOptions& opti
   return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
     const DType t = a.dtype;
     const int64_t count = product(batch);
+    // The CPU's gelsd gives each item's rank and singular values; a GPU's QR does not.
+    const bool svd = !x.exec().is_cuda();
+    Lstsq r;
     Tensor xt = x.empty(b.ndim() == 1 ? with(batch, {n}) : with(batch, {n, nrhs}), t);
-    if (count * n * nrhs == 0) return x.result(xt);
+    Tensor rank = svd ? x.empty(batch, DType::i32) : Tensor{};
+    Tensor s = svd ? x.empty(with(batch, {k}), real_type(t)) : Tensor{};
+    const auto done = [&] {
+      r.x = x.result(xt);
+      if (svd) {
+        r.rank = x.result(rank);
+        r.s = x.result(s);
+      }
+      return r;
+    };
     const TensorView xv{xt.data(), t, with(batch, {n, nrhs}),
                         contiguous_strides(with(batch, {n, nrhs})), x.exec()};
-    if (m == 0) {  // the minimum-norm solution of no equations
+    if (count * m * n == 0 || (!svd && nrhs == 0)) {
+      // No equations (m = 0): the minimum-norm solution is 0; no unknowns: x is empty. Rank 0.
       x.zero(xv);
-      return x.result(xt);
+      if (svd) x.zero(rank.view());
+      return done();
     }
     TensorView b_full;
     if (b.ndim() == 1) {
@@ -202,11 +220,20 @@ Tensor lstsq(const TensorView& a, const TensorView& b, const LinalgOptions& opti
            colmajor(wa.data(), t, batch, m * n, m, 0, 0, m, n, x.exec()));
     Tensor wb = x.empty({count * ldb * nrhs}, t);
     x.copy(b_full, colmajor(wb.data(), t, batch, ldb * nrhs, ldb, 0, 0, m, nrhs, x.exec()));
+    // NumPy's default: singular values below eps * max(m, n) * s_max count as zero.
+    const double eps = t == DType::f32 || t == DType::c64 ? std::numeric_limits<float>::epsilon()
+                                                          : std::numeric_limits<double>::epsilon();
+    const double rcond = options.rcond.value_or(eps * static_cast<double>(std::max(m, n)));
     qr_backend(x).lstsq(DenseBatch{wa.data(), t, m, n, count},
-                        DenseBatch{wb.data(), t, ldb, nrhs, count}, x.call());
+                        DenseBatch{wb.data(), t, ldb, nrhs, count}, rcond, svd ? s.data() : nullptr,
+                        svd ? static_cast<int32_t*>(rank.data()) : nullptr, x.call());
     x.copy(colmajor(wb.data(), t, batch, ldb * nrhs, ldb, 0, 0, n, nrhs, x.exec()), xv);
-    return x.result(xt);
+    return done();
   });
+}
+
+Tensor lstsq(const TensorView& a, const TensorView& b, const LstsqOptions& options, Stream stream) {
+  return lstsq_ex(a, b, options, stream).x;
 }
 
 }  // namespace gpula::linalg

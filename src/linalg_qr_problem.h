@@ -20,9 +20,13 @@ class QrBackend {
                      const LinalgCall& c) const = 0;
   // Least squares / minimum norm: a (m x n per item) is destroyed; b is column-major with
   // b.rows = max(m, n) and b.cols right-hand sides per item, holding B in its first m rows on
-  // entry and X in its first n rows on exit. The CPU uses ?gelsd (any rank); a GPU uses QR and
-  // assumes a has full rank.
-  virtual void lstsq(const DenseBatch& a, const DenseBatch& b, const LinalgCall& c) const = 0;
+  // entry and X in its first n rows on exit. The CPU uses ?gelsd (any rank; singular values
+  // <= rcond * s_max count as zero, rcond < 0: eps), writes each item's singular values to s
+  // (count * min(m, n) reals) and its rank to rank (count int32), and raises InvalidArgument
+  // where a holds Inf or NaN (gelsd does not return on them). A GPU uses QR, assumes a has full
+  // rank, and takes neither rcond, s nor rank (the front passes null).
+  virtual void lstsq(const DenseBatch& a, const DenseBatch& b, double rcond, void* s, int32_t* rank,
+                     const LinalgCall& c) const = 0;
 };
 
 namespace cpu {

@@ -13,9 +13,11 @@
 ///
 /// Failures: with check_info (the default) a failed factorization raises NotPositiveDefinite or
 /// SingularMatrix naming the batch item; the *_ex forms and cholesky/lu_factor also return the
-/// int32 info arrays (0: success; LAPACK's meaning otherwise). NaN or Inf input never crashes:
-/// cholesky raises NotPositiveDefinite where LAPACK/cuSOLVER flag the NaN pivot, or returns NaN;
-/// the LU-based functions return NaN.
+/// int32 info arrays (0: success; LAPACK's meaning otherwise). NaN or Inf input never crashes or
+/// hangs: cholesky raises NotPositiveDefinite where LAPACK/cuSOLVER flag the NaN pivot, or returns
+/// NaN; the LU-based functions return NaN; lstsq on the CPU raises LinAlgError (LAPACK's gelsd
+/// does not return on Inf). The C++ fronts do not scan their inputs otherwise: the Python layer's
+/// check_finite (SciPy's rule, on by default) raises InvalidArgument before a call.
 ///
 /// @code
 ///   gpula::Tensor l = gpula::linalg::cholesky(a).value;        // lower by default
@@ -135,14 +137,33 @@ struct QR {
 QR qr(const TensorView& a, QrMode mode = QrMode::reduced, const LinalgOptions& options = {},
       Stream stream = {});
 
-/// Least-squares solution x minimizing ||a x - b|| for each (..., m, n) matrix a (minimum-norm
-/// when m < n), as numpy.linalg.lstsq's x. b is (m,) (shared by the batch; x is (..., n)) or
-/// (..., m, k) with batch dimensions broadcasting against a's (x is (..., n, k)). Only x is
-/// returned (no residuals, rank or singular values). On the CPU: LAPACK ?gelsd (SVD, any rank,
-/// rcond = eps * max(m, n) as NumPy). On a GPU: Householder QR (m >= n: geqrf, ormqr/unmqr, trsm;
-/// m < n: the same on a^H), which assumes a has full rank: rank-deficient input gives Inf/NaN or
-/// meaningless values, never an error.
-Tensor lstsq(const TensorView& a, const TensorView& b, const LinalgOptions& options = {},
+/// Least squares for each (..., m, n) matrix a, as numpy.linalg.lstsq (batches as
+/// torch.linalg.lstsq): x minimizes ||a x - b|| (minimum-norm when a is rank-deficient or m < n).
+/// b is (m,) (shared by the batch; x is (..., n)) or (..., m, k) with batch dimensions
+/// broadcasting against a's (x is (..., n, k)).
+/// CPU: LAPACK ?gelsd (SVD, any rank); singular values s[i] <= rcond * s[0] count as zero, with
+/// rcond = eps * max(m, n) by default (NumPy's; a negative rcond means eps); a containing Inf or
+/// NaN raises LinAlgError naming the batch item (a is scanned first: gelsd would not return).
+/// rank (int32, batch shape) and the singular values s (real dtype, batch + (min(m, n),),
+/// descending) come with x.
+/// GPU: Householder QR (m >= n: geqrf, ormqr/unmqr, trsm; m < n: the same on a^H), which assumes
+/// a has full rank: rank-deficient input gives Inf/NaN or meaningless values, never an error;
+/// rcond is not used, and rank and s are undefined (torch's "gels" driver).
+/// The sums of squared residuals ||a x - b||^2 per column are not returned (the Python layer
+/// computes them from x).
+struct LstsqOptions : LinalgOptions {
+  /// Relative cut-off for small singular values (CPU); nullopt: eps * max(m, n).
+  std::optional<double> rcond;
+};
+struct Lstsq {
+  Tensor x;
+  Tensor rank;  ///< undefined on a GPU
+  Tensor s;     ///< undefined on a GPU
+};
+Lstsq lstsq_ex(const TensorView& a, const TensorView& b, const LstsqOptions& options = {},
+               Stream stream = {});
+/// lstsq_ex(...).x.
+Tensor lstsq(const TensorView& a, const TensorView& b, const LstsqOptions& options = {},
              Stream stream = {});
 
 /// Eigenvalues and eigenvectors of each Hermitian (real symmetric) matrix, as numpy.linalg.eigh
@@ -194,11 +215,12 @@ Eig eig(const TensorView& a, bool eigvals_only = false, const LinalgOptions& opt
 Factor eigvals_ex(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
 Tensor eigvals(const TensorView& a, const LinalgOptions& options = {}, Stream stream = {});
 /// Singular value decomposition of each (..., m, n) matrix, as numpy.linalg.svd (K = min(m, n)):
-/// a = u diag(s) vh with s (real dtype of a, shape (..., K)) descending and non-negative, u
-/// (..., m, K) with orthonormal columns and vh (..., K, n) with orthonormal rows; full_matrices
-/// gives the square unitary u (..., m, m) and vh (..., n, n). compute_uv = false computes s only
-/// (u and vh undefined). Signs/phases of singular vector pairs are the solver's. Empty matrices
-/// (K = 0) give an empty s, and with full_matrices identity u and vh, as NumPy.
+/// a = u diag(s) vh with s (real dtype of a, shape (..., K)) descending and non-negative;
+/// full_matrices (the default, as NumPy's) gives the square unitary u (..., m, m) and vh
+/// (..., n, n), full_matrices = false the economy u (..., m, K) with orthonormal columns and vh
+/// (..., K, n) with orthonormal rows. compute_uv = false computes s only (u and vh undefined).
+/// Signs/phases of singular vector pairs are the solver's. Empty matrices (K = 0) give an empty
+/// s, and with full_matrices identity u and vh, as NumPy.
 /// CPU: LAPACK ?gesdd (divide and conquer) for every method; the method is ignored there.
 /// GPU (cuSOLVER), by method:
 ///  - gesvd: cusolverDnXgesvd (QR iteration), looped over the batch.
@@ -237,7 +259,7 @@ struct Svd {
   Tensor vh;
   Tensor info;
 };
-Svd svd(const TensorView& a, bool full_matrices = false, bool compute_uv = true,
+Svd svd(const TensorView& a, bool full_matrices = true, bool compute_uv = true,
         SvdMethod method = SvdMethod::automatic, const LinalgOptions& options = {},
         Stream stream = {});
 /// svd(a, false, false, method, ...).s: the singular values (..., K), descending.

@@ -246,10 +246,17 @@ def linalg_eigh(
 def linalg_eig(
     a: Operand,
     eigvals_only: bool = False,
+    check_info: bool = True,
+    device: str | None = None,
+    fallback_cpu: bool = False,
+    framework: int = 0,
+    stream: int = 0,
+) -> tuple[Any, Any, Any]: ...
+
 # ---- SVD (linalg_svd.cpp): (u or None, s, vh or None when not compute_uv, info) ---------------
 def linalg_svd(
     a: Operand,
-    full_matrices: bool = False,
+    full_matrices: bool = True,
     compute_uv: bool = True,
     method: str = "auto",
     check_info: bool = True,
@@ -257,7 +264,6 @@ def linalg_svd(
     fallback_cpu: bool = False,
     framework: int = 0,
     stream: int = 0,
-) -> tuple[Any, Any, Any]: ...
 ) -> tuple[Any, Any, Any, Any]: ...
 
 # ---- QR and least squares (linalg_qr.cpp) ------------------------------------------------------
@@ -272,11 +278,12 @@ def linalg_qr(
 def linalg_lstsq(
     a: Operand,
     b: Operand,
+    rcond: float | None = None,
     device: str | None = None,
     fallback_cpu: bool = False,
     framework: int = 0,
     stream: int = 0,
-) -> Any: ...
+) -> tuple[Any, Any, Any]: ...  # (x; rank and s, or None on a GPU)
 
 # ---- sparse (sparse.cpp): the C++ CsrMatrix behind gl.sparse.csr_matrix (validated when built,
 # pattern its own, values shared) and the products that take it ----------------------------------

@@ -40,7 +40,7 @@ def _zero() -> int:
     return 0
 
 
-def stream_handle(stream: Any) -> int:
+def stream_handle(stream: Any, op: str = "matmul") -> int:
     """A cudaStream_t as an int from an int, a torch.cuda.Stream or a cupy.cuda.Stream."""
     if isinstance(stream, int):
         return stream
@@ -49,13 +49,13 @@ def stream_handle(stream: Any) -> int:
         h = getattr(stream, "ptr", None)  # cupy
     if h is None:
         raise TypeError(
-            "[matmul] stream must be an int handle, a torch.cuda.Stream or a cupy.cuda.Stream, "
+            f"[{op}] stream must be an int handle, a torch.cuda.Stream or a cupy.cuda.Stream, "
             f"got {type(stream).__name__}"
         )
     return int(h)
 
 
-def dtype_name(dt: Any) -> str:
+def dtype_name(dt: Any, op: str = "matmul", arg: str = "dtype") -> str:
     """gpula's name of a dtype given as a name, a NumPy/ml_dtypes type or a torch dtype."""
     if isinstance(dt, str):
         return dt
@@ -65,7 +65,7 @@ def dtype_name(dt: Any) -> str:
     try:
         return np.dtype(dt).name
     except TypeError:
-        raise DTypeError(f"[matmul] not a dtype: {dt!r}") from None
+        raise DTypeError(f"[{op}] {arg} is not a dtype: {dt!r}") from None
 
 
 class Package:
@@ -258,13 +258,13 @@ class DLPackPackage(Package):
         kind, idx = x.__dlpack_device__()
         return None if int(kind) in (1, 3) else int(idx)
 
-    def _gpu(self) -> Package:
+    def _gpu(self, op: str = "matmul") -> Package:
         for mod, cls in (("cupy", CupyPackage), ("torch", TorchPackage)):
             try:
                 return _package_named(mod, cls)
             except ImportError:
                 continue
-        raise NotSupported("[matmul] GPU results of this array type need CuPy or PyTorch")
+        raise NotSupported(f"[{op}] GPU results of this array type need CuPy or PyTorch")
 
     def allocator(self, shape, dtype, device):
         if device is None:
@@ -290,8 +290,8 @@ def _package_named(mod: str, cls: type) -> Package:
     return p
 
 
-def package_of(x: Any) -> Package:
-    """The package of array x (cached per type)."""
+def package_of(x: Any, op: str = "matmul", arg: str = "operands") -> Package:
+    """The package of array x (cached per type); DTypeError naming op and arg for a non-array."""
     t = type(x)
     p = _by_type.get(t)
     if p is not None:
@@ -307,7 +307,7 @@ def package_of(x: Any) -> Package:
         p = _package_named("dlpack", DLPackPackage)
     else:
         raise DTypeError(
-            "[matmul] operands must be arrays with DLPack (NumPy, CuPy, PyTorch, ...), got "
+            f"[{op}] {arg} must be arrays with DLPack (NumPy, CuPy, PyTorch, ...), got "
             f"{t.__module__}.{t.__qualname__}"
         )
     _by_type[t] = p
@@ -324,6 +324,6 @@ def is_gpu_array(x: Any) -> bool:
     return False
 
 
-def export(x: Any) -> Any:
+def export(x: Any, op: str = "matmul", arg: str = "operands") -> Any:
     """Operand x as C++ takes it (no copy)."""
-    return package_of(x).export(x)
+    return package_of(x, op, arg).export(x)

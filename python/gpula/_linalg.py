@@ -1,16 +1,25 @@
 """gpula.linalg: dense factorizations and solvers (cuSOLVER on a GPU, LAPACK on the CPU).
 
-Every function takes a batch ``(..., n, n)`` of float32, float64, complex64 or complex128
-matrices (NumPy, CuPy, PyTorch or any DLPack array, read in place whatever its strides) and
-follows NumPy/SciPy's conventions. Inputs are never written. Results are new contiguous arrays
-in the package and on the device of the first operand (zero-copy from gpula's own memory),
-produced on the package's current stream (or ``stream=``).
+Every function takes a batch ``(..., n, n)`` of matrices (NumPy, CuPy, PyTorch or any DLPack
+array, read in place whatever its strides; or what NumPy takes for an array: lists, tuples,
+scalars, which become NumPy arrays and run on the CPU) and follows NumPy/SciPy's conventions:
+defaults, shapes, NumPy 2's named tuples (EighResult, SVDResult, ...) and type promotion:
+float32, float64, complex64 and complex128 are computed as they are; bool and integer input is
+promoted to float64 and float16/bfloat16 to float32, and operands of different types to their
+common type (float32 with float64 gives float64), as numpy.linalg does. Inputs are never
+written. Results are new contiguous arrays in the package and on the device of the first
+operand (zero-copy from gpula's own memory), produced on the package's current stream (or
+``stream=``).
 
 Right-hand sides follow numpy.linalg.solve (NumPy 2): a 1-D ``b`` of shape ``(n,)`` gives
 ``x`` of shape ``(..., n)``; otherwise ``b`` is ``(..., n, k)`` and its batch dimensions
 broadcast against ``a``'s.
 
 Common keyword arguments:
+    check_finite: True (default) raises gl.InvalidArgument (a ValueError) when an operand holds
+        NaN or +-Inf, as SciPy does; False skips the scan (on GPU arrays it costs a reduction
+        and a wait for its result). Unchecked NaN/Inf input never crashes or hangs: results
+        are NaN, or a typed error.
     check_info: True (default) raises gl.NotPositiveDefinite / gl.SingularMatrix (subclasses
         of numpy.linalg.LinAlgError) when a factorization fails, which waits for the device
         work; False does not wait and returns ``(result, info)`` instead, with ``info`` the int32
@@ -27,25 +36,24 @@ Example:
     >>> c
     array([[2.        , 0.        ],
            [1.        , 1.41421356]])
-    >>> gl.linalg.cho_solve(c, np.array([2.0, 1.0]))
+    >>> gl.linalg.cho_solve((c, True), np.array([2.0, 1.0]))
     array([0.5, 0. ])
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import _gpula, _interop, _log
-from ._gpula import InvalidArgument
+from . import _linalg_operands as _ops
+from ._gpula import DTypeError, InvalidArgument
 
-_package_of = _interop.package_of
-_export = _interop.export
-_stream_handle = _interop.stream_handle
 _sync_log = _log.sync_level
 
-# Package name -> the framework code linalg.cpp converts results to (3: generic DLPack).
+# Package name -> the framework code linalg.cpp converts results to (operands are NumPy, torch
+# or CuPy arrays once _operands has read them).
 _FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
 _ASSUME = ("gen", "pos", "sym")
 _REFINE = {
@@ -57,6 +65,59 @@ _REFINE = {
     "f16": "f16",
     "bf16": "bf16",
 }
+
+
+# ---- results: NumPy 2's named tuples (numpy.linalg) ----------------------------------------------
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+class SVDResult(NamedTuple):
+    U: Any
+    S: Any
+    Vh: Any
+
+
+class SlogdetResult(NamedTuple):
+    sign: Any
+    logabsdet: Any
+
+
+class QRResult(NamedTuple):
+    Q: Any
+    R: Any
+
+
+class LstsqResult(NamedTuple):
+    """numpy.linalg.lstsq's four results, named as torch.linalg.lstsq names them."""
+
+    solution: Any
+    residuals: Any
+    rank: Any
+    singular_values: Any
+
+
+class LUFactorResult(NamedTuple):
+    """scipy.linalg.lu_factor's pair."""
+
+    lu: Any
+    piv: Any
+
+
+# ---- operands ---------------------------------------------------------------------------------
+
+
+def _operands(op: str, check_finite: Any, **named: Any) -> list[Any]:
+    """_linalg_operands.operands for linalg.<op>."""
+    return _ops.operands(f"linalg.{op}", check_finite, **named)
 
 
 def _device(op: str, v: Any) -> str | None:
@@ -89,39 +150,29 @@ class _Call:
     __slots__ = ("dev", "kwargs", "pkg")
 
     def __init__(self, op: str, a: Any, check_info: Any, device: Any, fallback: Any, stream: Any):
-        self.pkg = _package_of(a)
+        self.pkg = _interop.package_of(a, f"linalg.{op}", "a")
         self.dev = self.pkg.device_of(a)
         _sync_log()
-        self.kwargs = {
+        self.kwargs: dict[str, Any] = {
             "check_info": _bool(op, "check_info", check_info),
             "device": _device(op, device),
             "fallback_cpu": _fallback(op, fallback),
-            "framework": _FRAMEWORK.get(self.pkg.name, 3),
+            "framework": _FRAMEWORK[self.pkg.name],
             "stream": self.pkg.current_stream(self.dev)
             if stream is None
-            else _stream_handle(stream),
+            else _interop.stream_handle(stream, f"linalg.{op}"),
         }
-
-    def out(self, r: Any) -> Any:
-        """A native result in the caller's package (already so, except for generic DLPack)."""
-        if r is None or self.kwargs["framework"] != 3:
-            return r
-        if self.dev is None:
-            return np.from_dlpack(r)
-        gpu = self.pkg._gpu()  # DLPackPackage: CuPy or torch on the GPU
-        if gpu.name == "torch":
-            return gpu.torch.from_dlpack(r)
-        return gpu.cupy.from_dlpack(r)
 
 
 def _with_info(call: _Call, value: Any, info: Any) -> Any:
-    return value if call.kwargs["check_info"] else (value, call.out(info))
+    return value if call.kwargs["check_info"] else (value, info)
 
 
 def cholesky(
     a: Any,
     lower: bool = True,
     *,
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
@@ -129,10 +180,10 @@ def cholesky(
 ) -> Any:
     """Cholesky factor of Hermitian positive definite ``a`` (batched), as scipy.linalg.cholesky.
 
-    ``lower=True``: L with ``a = L L^H``; else U with ``a = U^H U``. Only that triangle of ``a``
-    is read; the other triangle of the result is zero. Raises gl.NotPositiveDefinite (``.order``:
-    the failing leading minor, 1-based; ``.batch_index``) unless ``check_info=False``, which
-    returns ``(factor, info)``.
+    ``lower=True`` (unlike SciPy's default): L with ``a = L L^H``; else U with ``a = U^H U``.
+    Only that triangle of ``a`` is read; the other triangle of the result is zero. Raises
+    gl.NotPositiveDefinite (``.order``: the failing leading minor, 1-based; ``.batch_index``)
+    unless ``check_info=False``, which returns ``(factor, info)``.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -140,53 +191,101 @@ def cholesky(
         array([[2.        , 1.        ],
                [0.        , 1.41421356]])
     """
+    (a,) = _operands("cholesky", check_finite, a=a)
     call = _Call("cholesky", a, check_info, device, fallback, stream)
     c, info = _gpula.linalg_cholesky(
         call.pkg.export(a), _bool("cholesky", "lower", lower), **call.kwargs
     )
-    return _with_info(call, call.out(c), info)
+    return _with_info(call, c, info)
+
+
+def _factor_pair(c_and_lower: Any, lower: Any) -> tuple[Any, bool]:
+    """cho_solve's (c, lower): SciPy's pair, or a bare factor (lower=True unless given)."""
+    pair = isinstance(c_and_lower, (tuple, list)) and len(c_and_lower) == 2
+    if pair:  # a pair, not a 2-row matrix written as nested sequences
+        first, second = c_and_lower
+        pair = isinstance(second, (bool, np.bool_)) or len(getattr(first, "shape", ())) >= 2
+    if not pair:
+        return c_and_lower, True if lower is None else _bool("cho_solve", "lower", lower)
+    c, claimed = c_and_lower
+    claimed = _bool("cho_solve", "lower (the second item of (c, lower))", claimed)
+    if lower is not None and _bool("cho_solve", "lower", lower) != claimed:
+        raise InvalidArgument(
+            f"[linalg.cho_solve] lower={lower!r} contradicts the pair (c, {claimed}); give one"
+        )
+    return c, claimed
+
+
+def _check_factor_side(c: Any, lower: bool) -> None:
+    """Raises when c is triangular on the other side than the one claimed (as
+    scipy.linalg.cholesky's upper factor passed without (c, False)); the claimed side's
+    opposite triangle may hold anything, as scipy.linalg.cho_factor leaves it."""
+    c = _ops.unbroadcast(c)
+    if c.shape[-1] < 2 or 0 in tuple(c.shape):
+        return
+    xp = _ops.array_module(c)
+
+    def nonzero(t: Any) -> Any:  # per matrix: any nonzero entry
+        return (t != 0).reshape(tuple(t.shape[:-2]) + (-1,)).any(-1)
+
+    claimed = nonzero(xp.tril(c, -1) if lower else xp.triu(c, 1))
+    other = nonzero(xp.triu(c, 1) if lower else xp.tril(c, -1))
+    if bool((other & ~claimed).any()):
+        side, claimed_side = ("upper", "lower") if lower else ("lower", "upper")
+        raise InvalidArgument(
+            f"[linalg.cho_solve] c is {side} triangular but was given as the {claimed_side} "
+            f"factor (lower={lower}); pass (c, {not lower}) (scipy.linalg.cholesky returns the "
+            "upper factor by default)"
+        )
 
 
 def cho_solve(
-    c: Any,
+    c_and_lower: Any,
     b: Any,
-    lower: bool = True,
     *,
+    lower: bool | None = None,
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
     stream: Any = None,
 ) -> Any:
-    """x with ``a x = b`` from the Cholesky factor ``c`` of ``a`` (as :func:`cholesky` returns it).
+    """x with ``a x = b`` from the Cholesky factor of ``a``, as scipy.linalg.cho_solve.
 
-    Unlike scipy.linalg.cho_solve, ``c`` is the array itself (not a ``(c, lower)`` tuple; a tuple
-    is accepted too). ``b`` is ``(n,)`` or ``(..., n, k)``.
+    ``c_and_lower`` is SciPy's pair ``(c, lower)`` (scipy.linalg.cho_factor's result, whose
+    other triangle is not read), or the factor ``c`` alone, which is read as lower (gpula's
+    :func:`cholesky` default) unless ``lower=False``. With ``check_finite`` (default), a ``c``
+    that is triangular on the side not claimed (e.g. scipy.linalg.cholesky's upper factor
+    passed alone) raises gl.InvalidArgument. ``b`` is ``(n,)`` or ``(..., n, k)``; ``c`` and
+    ``b`` are promoted to their common type.
 
     Example:
         >>> import numpy as np, gpula as gl
         >>> a = np.array([[4.0, 2.0], [2.0, 3.0]])
-        >>> gl.linalg.cho_solve(gl.linalg.cholesky(a), np.array([[2.0], [1.0]]))
+        >>> gl.linalg.cho_solve((gl.linalg.cholesky(a), True), np.array([[2.0], [1.0]]))
         array([[0.5],
                [0. ]])
     """
-    if isinstance(c, tuple) and len(c) == 2 and isinstance(c[1], (bool, np.bool_)):
-        c, lower = c
+    c, lower = _factor_pair(c_and_lower, lower)
+    c, b = _operands("cho_solve", check_finite, c=c, b=b)
+    if check_finite:
+        _check_factor_side(c, lower)
     call = _Call("cho_solve", c, check_info, device, fallback, stream)
-    x = _gpula.linalg_cho_solve(
-        call.pkg.export(c), _export(b), _bool("cho_solve", "lower", lower), **call.kwargs
+    return _gpula.linalg_cho_solve(
+        call.pkg.export(c), _interop.export(b, "linalg.cho_solve", "b"), lower, **call.kwargs
     )
-    return call.out(x)
 
 
 def lu_factor(
     a: Any,
     *,
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
     stream: Any = None,
 ) -> Any:
-    """LU with partial pivoting, as scipy.linalg.lu_factor: ``(lu, piv)``.
+    """LU with partial pivoting, as scipy.linalg.lu_factor: ``LUFactorResult(lu, piv)``.
 
     ``lu`` packs unit-lower L below the diagonal and U on and above it, column-major per
     matrix as SciPy returns it (Fortran order for one matrix; no copy back from LAPACK's or
@@ -202,21 +301,38 @@ def lu_factor(
         >>> piv
         array([1, 1], dtype=int32)
     """
+    (a,) = _operands("lu_factor", check_finite, a=a)
     call = _Call("lu_factor", a, check_info, device, fallback, stream)
     lu, piv, info = _gpula.linalg_lu_factor(call.pkg.export(a), **call.kwargs)
-    return _with_info(call, (call.out(lu), call.out(piv)), info)
+    return _with_info(call, LUFactorResult(lu, piv), info)
+
+
+def _pivots(piv: Any) -> Any:
+    """lu_solve's pivots as int32 (what lu_factor returns); other integer types are converted."""
+    piv = _ops.as_array(piv, "linalg.lu_solve", "piv")
+    name = _ops.dtype_of(piv, "linalg.lu_solve", "piv")
+    if name == "int32":
+        return piv
+    if name not in _ops.INTEGER or name == "bool":
+        raise DTypeError(f"[linalg.lu_solve] piv must hold integers, got dtype {name}")
+    p32 = _ops.astype(piv, "int32")
+    if not bool((_ops.astype(p32, name) == piv).all()):
+        raise InvalidArgument("[linalg.lu_solve] piv holds values outside the int32 range")
+    return p32
 
 
 def lu_solve(
-    lu_piv: Any,
+    lu_and_piv: Any,
     b: Any,
     *,
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
     stream: Any = None,
 ) -> Any:
-    """x with ``a x = b`` from :func:`lu_factor`'s ``(lu, piv)`` (scipy's too).
+    """x with ``a x = b`` from :func:`lu_factor`'s ``(lu, piv)`` (scipy's too), as
+    scipy.linalg.lu_solve; ``lu`` and ``b`` are promoted to their common type.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -224,15 +340,20 @@ def lu_solve(
         >>> gl.linalg.lu_solve(gl.linalg.lu_factor(a), np.array([5.0, 11.0]))
         array([1., 2.])
     """
-    if not isinstance(lu_piv, (tuple, list)) or len(lu_piv) != 2:
+    if not isinstance(lu_and_piv, (tuple, list)) or len(lu_and_piv) != 2:
         raise InvalidArgument(
-            "[linalg.lu_solve] lu_piv must be the (lu, piv) pair lu_factor returns, got "
-            f"{type(lu_piv).__name__}"
+            "[linalg.lu_solve] lu_and_piv must be the (lu, piv) pair lu_factor returns, got "
+            f"{type(lu_and_piv).__name__}"
         )
-    lu, piv = lu_piv
+    lu, b = _operands("lu_solve", check_finite, lu=lu_and_piv[0], b=b)
+    piv = _pivots(lu_and_piv[1])
     call = _Call("lu_solve", lu, check_info, device, fallback, stream)
-    x = _gpula.linalg_lu_solve(call.pkg.export(lu), _export(piv), _export(b), **call.kwargs)
-    return call.out(x)
+    return _gpula.linalg_lu_solve(
+        call.pkg.export(lu),
+        _interop.export(piv, "linalg.lu_solve", "piv"),
+        _interop.export(b, "linalg.lu_solve", "b"),
+        **call.kwargs,
+    )
 
 
 def solve(
@@ -242,12 +363,14 @@ def solve(
     assume_a: str = "gen",
     lower: bool = False,
     refine: str | None = None,
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
     stream: Any = None,
 ) -> Any:
-    """x with ``a x = b``, batched, with numpy.linalg.solve's shape rules.
+    """x with ``a x = b``, batched, with numpy.linalg.solve's shape rules; ``a`` and ``b`` are
+    promoted to their common type.
 
     Args:
         assume_a: "gen" (LU with partial pivoting), "pos" (Cholesky; ``a`` Hermitian positive
@@ -273,7 +396,7 @@ def solve(
         >>> gl.linalg.solve(a, np.array([9.0, 8.0]), assume_a="pos")
         array([2., 3.])
     """
-    if assume_a not in _ASSUME:
+    if not isinstance(assume_a, str) or assume_a not in _ASSUME:
         raise InvalidArgument(
             f"[linalg.solve] assume_a must be 'gen', 'pos' or 'sym', got {assume_a!r}"
         )
@@ -283,21 +406,23 @@ def solve(
             "got "
             f"{refine!r}"
         )
+    a, b = _operands("solve", check_finite, a=a, b=b)
     call = _Call("solve", a, check_info, device, fallback, stream)
     x, info = _gpula.linalg_solve(
         call.pkg.export(a),
-        _export(b),
+        _interop.export(b, "linalg.solve", "b"),
         assume_a,
         _REFINE[refine],
         _bool("solve", "lower", lower),
         **call.kwargs,
     )
-    return _with_info(call, call.out(x), info)
+    return _with_info(call, x, info)
 
 
 def inv(
     a: Any,
     *,
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
@@ -312,19 +437,21 @@ def inv(
         array([[ 1., -1.],
                [-1.,  2.]])
     """
+    (a,) = _operands("inv", check_finite, a=a)
     call = _Call("inv", a, check_info, device, fallback, stream)
     x, info = _gpula.linalg_inv(call.pkg.export(a), **call.kwargs)
-    return _with_info(call, call.out(x), info)
+    return _with_info(call, x, info)
 
 
 def det(
     a: Any,
     *,
+    check_finite: bool = True,
     device: str | None = None,
     fallback: str | None = None,
     stream: Any = None,
 ) -> Any:
-    """Determinant of each matrix (same dtype as ``a``; shape ``a.shape[:-2]``; 1 for n = 0).
+    """Determinant of each matrix (``a``'s computed dtype; shape ``a.shape[:-2]``; 1 for n = 0).
 
     Singular matrices give 0, never an error.
 
@@ -333,21 +460,23 @@ def det(
         >>> float(gl.linalg.det(np.array([[1.0, 2.0], [3.0, 4.0]])))
         -2.0
     """
+    (a,) = _operands("det", check_finite, a=a)
     call = _Call("det", a, True, device, fallback, stream)
-    return call.out(_gpula.linalg_det(call.pkg.export(a), **call.kwargs))
+    return _gpula.linalg_det(call.pkg.export(a), **call.kwargs)
 
 
 def slogdet(
     a: Any,
     *,
+    check_finite: bool = True,
     device: str | None = None,
     fallback: str | None = None,
     stream: Any = None,
-) -> tuple[Any, Any]:
-    """``(sign, logabsdet)`` of each matrix, as numpy.linalg.slogdet.
+) -> SlogdetResult:
+    """``SlogdetResult(sign, logabsdet)`` of each matrix, as numpy.linalg.slogdet.
 
-    ``sign`` has ``a``'s dtype (+-1, a unit complex number for complex ``a``, 0 when singular);
-    ``logabsdet`` the real dtype (-inf when singular).
+    ``sign`` has ``a``'s computed dtype (+-1, a unit complex number for complex ``a``, 0 when
+    singular); ``logabsdet`` the real dtype (-inf when singular).
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -355,9 +484,10 @@ def slogdet(
         >>> float(sign), round(float(logabsdet), 6)
         (-1.0, 0.693147)
     """
+    (a,) = _operands("slogdet", check_finite, a=a)
     call = _Call("slogdet", a, True, device, fallback, stream)
     sign, logabsdet = _gpula.linalg_slogdet(call.pkg.export(a), **call.kwargs)
-    return call.out(sign), call.out(logabsdet)
+    return SlogdetResult(sign, logabsdet)
 
 
 __all__ = ["cholesky", "cho_solve", "lu_factor", "lu_solve", "solve", "inv", "det", "slogdet"]

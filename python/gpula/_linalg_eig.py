@@ -6,19 +6,20 @@ from __future__ import annotations
 from typing import Any
 
 from . import _gpula
-from ._linalg import _Call, _with_info
+from ._linalg import EigResult, _Call, _operands, _with_info
 
 
 def eig(
     a: Any,
     *,
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
     stream: Any = None,
 ) -> Any:
     """Eigenvalues and right eigenvectors of general square ``a`` (batched), as
-    numpy.linalg.eig: ``(w, v)``.
+    numpy.linalg.eig: ``EigResult(eigenvalues, eigenvectors)``, ``(w, v)`` below.
 
     ``w`` (shape ``(..., n)``) and ``v`` (shape ``(..., n, n)``) are complex: complex64 for
     float32/complex64 ``a``, complex128 for float64/complex128. Unlike NumPy, ``w`` stays complex
@@ -28,7 +29,8 @@ def eig(
     cusolverDnXgeev on a GPU): for real ``a``, complex eigenvalues come in exactly conjugate
     pairs (positive imaginary part first), as do their eigenvectors. A solver that does not
     converge raises gl.LinAlgError unless ``check_info=False``, which returns
-    ``((w, v), info)``. NaN or Inf in a matrix gives NaN ``w`` and ``v`` for it, never a crash.
+    ``((w, v), info)``. With ``check_finite=False``, NaN or Inf in a matrix gives NaN ``w`` and
+    ``v`` for it, never a crash.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -36,14 +38,16 @@ def eig(
         >>> w
         array([0.+1.j, 0.-1.j])
     """
+    (a,) = _operands("eig", check_finite, a=a)
     call = _Call("eig", a, check_info, device, fallback, stream)
     w, v, info = _gpula.linalg_eig(call.pkg.export(a), False, **call.kwargs)
-    return _with_info(call, (call.out(w), call.out(v)), info)
+    return _with_info(call, EigResult(w, v), info)
 
 
 def eigvals(
     a: Any,
     *,
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
@@ -57,9 +61,10 @@ def eigvals(
         >>> gl.linalg.eigvals(np.array([[2.0, 1.0], [0.0, 3.0]]))
         array([2.+0.j, 3.+0.j])
     """
+    (a,) = _operands("eigvals", check_finite, a=a)
     call = _Call("eigvals", a, check_info, device, fallback, stream)
     w, _, info = _gpula.linalg_eig(call.pkg.export(a), True, **call.kwargs)
-    return _with_info(call, call.out(w), info)
+    return _with_info(call, w, info)
 
 
 __all__ = ["eig", "eigvals"]

@@ -1,16 +1,17 @@
 """gpula.linalg.eigh / eigvalsh: symmetric/Hermitian eigendecomposition (see gpula._linalg for
-the common conventions and keyword arguments).
-
-Full spectrum only: selecting a subset of eigenpairs (top-k, index or value ranges) is not
-there yet.
-"""
+the common conventions and keyword arguments)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from . import _gpula
-from ._linalg import _bool, _Call, _with_info
+from ._gpula import InvalidArgument
+from ._linalg import EighResult, _bool, _Call, _operands, _with_info
+
+_WHICH = ("largest", "smallest")
 
 
 def eigh(
@@ -20,21 +21,24 @@ def eigh(
     *,
     k: int | None = None,
     which: str = "largest",
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
     stream: Any = None,
 ) -> Any:
     """Eigenvalues and eigenvectors of Hermitian (real symmetric) ``a`` (batched), as
-    numpy.linalg.eigh: ``(w, v)``, or ``w`` alone with ``eigvals_only=True``.
+    numpy.linalg.eigh: ``EighResult(eigenvalues, eigenvectors)``, ``(w, v)`` below, or ``w``
+    alone with ``eigvals_only=True``.
 
     ``w`` (real dtype, shape ``(..., n)``) is ascending; column ``v[..., :, j]`` (``a``'s dtype)
     is the unit eigenvector of ``w[..., j]``, so ``a @ v == v * w[..., None, :]``. Only the
     lower triangle of ``a`` is read (the upper with ``lower=False``, numpy's ``UPLO='U'``).
     Eigenvector signs/phases are the solver's (LAPACK ?syevd/?heevd on the CPU; cuSOLVER syevd,
     or syevjBatched for batches of order <= 32, on a GPU). A solver that does not converge
-    raises gl.LinAlgError unless ``check_info=False``, which returns ``(result, info)``. NaN or
-    Inf input gives NaN results (or that LinAlgError), never a crash.
+    raises gl.LinAlgError unless ``check_info=False``, which returns ``(result, info)``. With
+    ``check_finite=False``, NaN or Inf input gives NaN results (or that LinAlgError), never a
+    crash.
 
     With ``k`` (an int): only the k largest (``which="largest"``) or smallest eigenpairs,
     ascending, through gpula._linalg_topk.eigh_topk; ``k=None`` is the full spectrum.
@@ -45,28 +49,31 @@ def eigh(
         >>> w
         array([1., 3.])
     """
-    if which not in ("largest", "smallest"):
-        raise ValueError(f"[linalg.eigh] which: expected 'largest' or 'smallest', got {which!r}")
+    return _eigh("eigh", a, lower, eigvals_only, k, which, check_finite, check_info, device,
+                 fallback, stream)
+
+
+def _eigh(op: str, a: Any, lower: Any, eigvals_only: Any, k: Any, which: Any, check_finite: Any,
+          check_info: Any, device: Any, fallback: Any, stream: Any) -> Any:
+    """eigh and eigvalsh, whose messages name ``op``."""
+    if not isinstance(which, str) or which not in _WHICH:
+        raise InvalidArgument(
+            f"[linalg.{op}] which must be 'largest' or 'smallest', got {which!r}"
+        )
+    lower = _bool(op, "lower", lower)
+    only = _bool(op, "eigvals_only", eigvals_only)
+    bad_k = isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1
+    if k is not None and bad_k:
+        raise InvalidArgument(f"[linalg.{op}] k must be a positive int or None, got {k!r}")
+    (a,) = _operands(op, check_finite, a=a)
     if k is not None:
         from ._linalg_topk import eigh_topk
 
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"[linalg.eigh] k: expected a positive int or None, got {k!r}")
-        return eigh_topk(
-            a,
-            k=k,
-            which=which,
-            lower=_bool("eigh", "lower", lower),
-            eigvals_only=_bool("eigh", "eigvals_only", eigvals_only),
-            stream=stream,
-        )
-    call = _Call("eigh", a, check_info, device, fallback, stream)
-    only = _bool("eigh", "eigvals_only", eigvals_only)
-    w, v, info = _gpula.linalg_eigh(
-        call.pkg.export(a), _bool("eigh", "lower", lower), only, **call.kwargs
-    )
-    value = call.out(w) if only else (call.out(w), call.out(v))
-    return _with_info(call, value, info)
+        r = eigh_topk(a, k=int(k), which=which, lower=lower, eigvals_only=only, stream=stream)
+        return r if only else EighResult(*r)
+    call = _Call(op, a, check_info, device, fallback, stream)
+    w, v, info = _gpula.linalg_eigh(call.pkg.export(a), lower, only, **call.kwargs)
+    return _with_info(call, w if only else EighResult(w, v), info)
 
 
 def eigvalsh(
@@ -75,6 +82,7 @@ def eigvalsh(
     *,
     k: int | None = None,
     which: str = "largest",
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
@@ -88,17 +96,8 @@ def eigvalsh(
         >>> gl.linalg.eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]]))
         array([1., 3.])
     """
-    return eigh(
-        a,
-        lower,
-        True,
-        k=k,
-        which=which,
-        check_info=check_info,
-        device=device,
-        fallback=fallback,
-        stream=stream,
-    )
+    return _eigh("eigvalsh", a, lower, True, k, which, check_finite, check_info, device,
+                 fallback, stream)
 
 
 __all__ = ["eigh", "eigvalsh"]

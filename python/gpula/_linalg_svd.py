@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _gpula
 from ._gpula import InvalidArgument
-from ._linalg import _bool, _Call, _with_info
+from ._linalg import SVDResult, _bool, _Call, _operands, _with_info
 from ._linalg_svd_gram import svd_gram, wants_gram
 
 _METHODS = ("auto", "gesvd", "gesvdj", "gesvdp", "gesvda", "jacobi_batched", "gram")
@@ -53,7 +53,7 @@ def _topk(
     if full:
         raise InvalidArgument(
             "[linalg.svd] full_matrices=True cannot be combined with k: the top-k SVD returns "
-            "u (..., m, k) and vh (..., k, n)"
+            "u (..., m, k) and vh (..., k, n) (leave full_matrices out)"
         )
     if method != "auto":
         raise InvalidArgument(
@@ -70,29 +70,32 @@ def _topk(
             "[linalg.svd] device and fallback cannot be combined with k: the "
             "top-k SVD runs where the data lives"
         )
-    return svd_topk(a, k=int(k), compute_uv=compute_uv, stream=stream)
+    r = svd_topk(a, k=int(k), compute_uv=compute_uv, stream=stream)
+    return SVDResult(*r) if compute_uv else r
 
 
 def svd(
     a: Any,
-    full_matrices: bool = False,
+    full_matrices: bool | None = None,
     compute_uv: bool = True,
     *,
     k: int | None = None,
     method: str = "auto",
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
     stream: Any = None,
 ) -> Any:
     """Singular value decomposition of each ``(..., m, n)`` matrix, as numpy.linalg.svd:
-    ``(u, s, vh)`` with ``a == (u * s[..., None, :]) @ vh``, or ``s`` alone with
-    ``compute_uv=False``.
+    ``SVDResult(U, S, Vh)``, ``(u, s, vh)`` below, with ``a == (u[..., :, :K] * s[..., None, :])
+    @ vh[..., :K, :]``, or ``s`` alone with ``compute_uv=False``.
 
-    K = min(m, n). ``s`` (real dtype, ``(..., K)``) is descending and non-negative; ``u`` is
+    K = min(m, n). ``s`` (real dtype, ``(..., K)``) is descending and non-negative. As in NumPy,
+    ``full_matrices`` is True by default (None means True, or the thin result with ``k``): the
+    square unitary ``u`` ``(..., m, m)`` and ``vh`` ``(..., n, n)``; False gives ``u``
     ``(..., m, K)`` with orthonormal columns and ``vh`` ``(..., K, n)`` with orthonormal rows.
-    Unlike NumPy, ``full_matrices`` defaults to False; True gives the square unitary ``u``
-    ``(..., m, m)`` and ``vh`` ``(..., n, n)``. Singular vector signs/phases are the solver's.
+    Singular vector signs/phases are the solver's.
 
     ``method`` (GPU only, but "gram"; the CPU runs LAPACK ?gesdd): "auto" (gesvdjBatched for
     batches of m, n <= 32, "jacobi_batched" for other real batches that fit it, gesvdj for
@@ -110,8 +113,8 @@ def svd(
     with check_info=False, device, fallback or stream) and gesvd for other single matrices of
     that size.
     A solver that does not converge raises gl.LinAlgError (naming the batch index) unless
-    ``check_info=False``, which returns ``(result, info)``. NaN or Inf input gives NaN
-    results (or that LinAlgError), never a crash.
+    ``check_info=False``, which returns ``(result, info)``. With ``check_finite=False``, NaN or
+    Inf input gives NaN results (or that LinAlgError), never a crash.
 
     With ``k`` (an int, 1 <= k <= K): only the k largest singular triplets, ``u (..., m, k)``,
     ``s (..., k)``, ``vh (..., k, n)``, through gpula._linalg_topk.svd_topk (randomized range
@@ -128,23 +131,26 @@ def svd(
         True
     """
     method = _method("svd", method)
-    full = _bool("svd", "full_matrices", full_matrices)
+    full = full_matrices is None and k is None
+    if full_matrices is not None:
+        full = _bool("svd", "full_matrices", full_matrices)
     uv = _bool("svd", "compute_uv", compute_uv)
+    (a,) = _operands("svd", check_finite, a=a)
     if k is not None:
         return _topk(a, k, full, uv, method, check_info, device, fallback, stream)
-    if _gram(a, full, method, check_info, device, fallback, stream):
-        return svd_gram(a, full, uv, lambda x: svd(x, full, uv, method="gesvd"))
+    if _gram("svd", a, full, method, check_info, device, fallback, stream):
+        r = svd_gram(a, full, uv, lambda x: svd(x, full, uv, method="gesvd", check_finite=False))
+        return SVDResult(*r) if uv else r
     call = _Call("svd", a, check_info, device, fallback, stream)
     u, s, vh, info = _gpula.linalg_svd(call.pkg.export(a), full, uv, method, **call.kwargs)
-    value = (call.out(u), call.out(s), call.out(vh)) if uv else call.out(s)
-    return _with_info(call, value, info)
+    return _with_info(call, SVDResult(u, s, vh) if uv else s, info)
 
 
-def _gram(a: Any, full: bool, method: str, check_info: Any, device: Any, fallback: Any,
+def _gram(op: str, a: Any, full: bool, method: str, check_info: Any, device: Any, fallback: Any,
           stream: Any) -> bool:
     """Whether this call runs gpula._linalg_svd_gram: method="gram", or "auto" on a large
     single-precision GPU matrix (without check_info=False, device, fallback or stream)."""
-    plain = _bool("svd", "check_info", check_info) and device is None and fallback is None
+    plain = _bool(op, "check_info", check_info) and device is None and fallback is None
     plain = plain and stream is None
     if method == "auto":
         return plain and wants_gram(a, full)
@@ -153,18 +159,18 @@ def _gram(a: Any, full: bool, method: str, check_info: Any, device: Any, fallbac
     name = str(getattr(a, "dtype", "")).replace("torch.", "")
     if name not in ("float32", "complex64"):
         raise InvalidArgument(
-            f"[linalg.svd] method 'gram' takes float32 or complex64 a, got {name or type(a)}"
+            f"[linalg.{op}] method 'gram' takes float32 or complex64 a, got {name or type(a)}"
         )
     if len(a.shape) < 2:
-        raise InvalidArgument(f"[linalg.svd] a: expected (..., m, n), got shape {tuple(a.shape)}")
+        raise InvalidArgument(f"[linalg.{op}] a: expected (..., m, n), got shape {tuple(a.shape)}")
     if full and a.shape[-2] != a.shape[-1]:
         raise InvalidArgument(
-            "[linalg.svd] method 'gram' computes economy u and vh only; full_matrices=True "
+            f"[linalg.{op}] method 'gram' computes economy u and vh only; full_matrices=True "
             f"needs a square a, got shape {tuple(a.shape)}"
         )
     if not plain:
         raise InvalidArgument(
-            "[linalg.svd] method 'gram' cannot be combined with check_info=False, device, "
+            f"[linalg.{op}] method 'gram' cannot be combined with check_info=False, device, "
             "fallback or stream: it runs where the data lives, on the caller's current stream"
         )
     return True
@@ -174,6 +180,7 @@ def svdvals(
     a: Any,
     *,
     method: str = "auto",
+    check_finite: bool = True,
     check_info: bool = True,
     device: str | None = None,
     fallback: str | None = None,
@@ -188,11 +195,14 @@ def svdvals(
         array([2., 1.])
     """
     method = _method("svdvals", method)
-    if _gram(a, False, method, check_info, device, fallback, stream):
-        return svd_gram(a, False, False, lambda x: svdvals(x, method="gesvd"))
+    (a,) = _operands("svdvals", check_finite, a=a)
+    if _gram("svdvals", a, False, method, check_info, device, fallback, stream):
+        return svd_gram(
+            a, False, False, lambda x: svdvals(x, method="gesvd", check_finite=False)
+        )
     call = _Call("svdvals", a, check_info, device, fallback, stream)
     _, s, _, info = _gpula.linalg_svd(call.pkg.export(a), False, False, method, **call.kwargs)
-    return _with_info(call, call.out(s), info)
+    return _with_info(call, s, info)
 
 
 __all__ = ["svd", "svdvals"]

@@ -31,21 +31,14 @@ from typing import Any
 
 import numpy as np
 
+from ._gpula import InvalidArgument
 from ._interop import is_gpu_array
+from ._linalg_operands import astype
 
 _log = logging.getLogger("gpula")
 
 # method="auto" takes this path for GPU matrices whose smaller side is at least this.
 AUTO_MIN_N = 1024
-
-
-def _astype(x: Any, dt: np.dtype) -> Any:
-    mod = type(x).__module__.split(".")[0]
-    if mod == "torch":
-        import torch
-
-        return x.to(getattr(torch, dt.name))
-    return x.astype(dt)
 
 
 def _flip_last(x: Any) -> Any:
@@ -73,7 +66,9 @@ def svd_gram(a: Any, full: bool, compute_uv: bool, fallback: Any) -> Any:
 
     m, n = int(a.shape[-2]), int(a.shape[-1])
     if full and m != n:
-        raise ValueError("full_matrices=True needs a square matrix for method='gram'")
+        raise InvalidArgument(
+            "[linalg.svd] full_matrices=True needs a square matrix for method='gram'"
+        )
     r = _tall(a if m >= n else _contig(_adj(a)), compute_uv)
     if r is None:
         return fallback(a)
@@ -91,12 +86,12 @@ def _tall(a: Any, compute_uv: bool) -> Any:
     n = int(a.shape[-1])
     single = np.dtype(str(a.dtype).replace("torch.", ""))
     wide = np.dtype(np.complex128 if single.kind == "c" else np.float64)
-    a64 = _astype(a, wide)
+    a64 = astype(a, wide.name)
     g = _mm(_contig(_adj(a64)), a64)
     if compute_uv:
-        w, v = eigh(g)
+        w, v = eigh(g, check_finite=False)  # a was checked on entry
     else:
-        w, v = eigvalsh(g), None
+        w, v = eigvalsh(g, check_finite=False), None
     wh = _to_host(w)  # ascending
     tau = 2 * np.finfo(np.float64).eps / np.finfo(np.float32).eps
     wmax, wmin = wh[..., -1], wh[..., 0]
@@ -126,7 +121,7 @@ def _tall(a: Any, compute_uv: bool) -> Any:
         return None
     _log.debug("[linalg.svd] method gram: float64 eigh of a^H a, n=%d, orthogonality %.1e",
                n, float(np.max(err)))
-    return _astype(u, single), s, _contig(_adj(_astype(v, single)))
+    return astype(u, single.name), s, _contig(_adj(astype(v, single.name)))
 
 
 def _orthogonality(u: Any) -> np.ndarray:

@@ -32,6 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from ._gpula import DTypeError, InvalidArgument
+from ._linalg_operands import astype
+
 _log = logging.getLogger("gpula")
 
 _SVD_METHODS = ("auto", "randomized")
@@ -101,7 +104,7 @@ def _contig(x: Any) -> Any:
 def _orth(y: Any) -> Any:
     from ._linalg_qr import qr
 
-    return qr(_contig(y))[0]
+    return qr(_contig(y), check_finite=False)[0]
 
 
 def _gaussian(shape: tuple, dt: np.dtype, seed: int) -> np.ndarray:
@@ -115,15 +118,15 @@ def _gaussian(shape: tuple, dt: np.dtype, seed: int) -> np.ndarray:
 def _check_common(op: str, a: Any, k: Any, options: Any) -> dict:
     shape = tuple(a.shape)
     if len(shape) < 2:
-        raise ValueError(f"[linalg.{op}] a: expected (..., m, n), got shape {shape}")
+        raise InvalidArgument(f"[linalg.{op}] a: expected (..., m, n), got shape {shape}")
     if str(a.dtype).replace("torch.", "") not in ("float32", "float64", "complex64", "complex128"):
-        raise TypeError(
+        raise DTypeError(
             f"[linalg.{op}] a: expected float32/float64/complex64/complex128, got {a.dtype}"
         )
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise ValueError(f"[linalg.{op}] k: expected an int, got {k!r}")
+        raise InvalidArgument(f"[linalg.{op}] k: expected an int, got {k!r}")
     if options is not None and not isinstance(options, dict):
-        raise ValueError(f"[linalg.{op}] options: expected a dict or None, got {options!r}")
+        raise InvalidArgument(f"[linalg.{op}] options: expected a dict or None, got {options!r}")
     return dict(options or {})
 
 
@@ -145,23 +148,23 @@ def svd_topk(
     "seed": 0}. For k >= min(m, n) / 2 the randomized subspace is the whole space and the result
     is exact to working precision.
     """
-    opts = _check_common("svd_topk", a, k, options)
+    opts = _check_common("svd", a, k, options)
     m, n = int(a.shape[-2]), int(a.shape[-1])
     if not 1 <= k <= min(m, n):
-        raise ValueError(
-            f"[linalg.svd_topk] k: expected 1 <= k <= min(m, n) = {min(m, n)}, got {k}"
+        raise InvalidArgument(
+            f"[linalg.svd] k: expected 1 <= k <= min(m, n) = {min(m, n)}, got {k}"
         )
     if method not in _SVD_METHODS:
-        raise ValueError(
-            f"[linalg.svd_topk] method: expected one of {_SVD_METHODS}, got {method!r}"
+        raise InvalidArgument(
+            f"[linalg.svd] method: expected one of {_SVD_METHODS}, got {method!r}"
         )
     p = int(opts.get("oversampling", 10))
     # Single precision saturates sooner: its rounding floor is reached in fewer iterations.
     q = int(opts.get("power_iterations", 2 if _real_dtype(a) == np.float32 else 4))
     seed = int(opts.get("seed", 0))
     if p < 0 or q < 0:
-        raise ValueError(
-            f"[linalg.svd_topk] options: oversampling and power_iterations must be >= 0, got {p}, {q}"
+        raise InvalidArgument(
+            f"[linalg.svd] options: oversampling and power_iterations must be >= 0, got {p}, {q}"
         )
     ell = min(k + p, min(m, n))
     batch = tuple(a.shape[:-2])
@@ -175,7 +178,7 @@ def svd_topk(
     # the smallest direction to rounding: then only after each product with A (half the QRs).
     every = _spread(r) ** 2 * eps > 1e-4
     _log.info(
-        "[linalg.svd_topk] randomized: k=%d l=%d power_iterations=%d, orthonormalized after %s",
+        "[linalg.svd] randomized: k=%d l=%d power_iterations=%d, orthonormalized after %s",
         k, ell, q, "every product" if every else "each product with A",
     )
     for _ in range(q):
@@ -186,7 +189,7 @@ def svd_topk(
     bh = _mm(ah, qm)  # (..., n, l) = B^H with B = Q^H A
     small = _small_svd_gram(bh, k, compute_uv, eps)
     if small is None:  # the Gram route would not keep v orthonormal: QR of B^H
-        _log.info("[linalg.svd_topk] projected problem by QR (sigma_1 / sigma_k too large for "
+        _log.info("[linalg.svd] projected problem by QR (sigma_1 / sigma_k too large for "
                   "its Gram matrix)")
         q2, r = _qr(bh)
         # B = R^H Q2^H; small SVD of R^H on the host.
@@ -208,7 +211,7 @@ def svd_topk(
 def _qr(y: Any) -> tuple:
     from ._linalg_qr import qr
 
-    return qr(_contig(y))
+    return qr(_contig(y), check_finite=False)
 
 
 def _spread(r: Any) -> float:
@@ -227,7 +230,7 @@ def _small_svd_gram(bh: Any, k: int, compute_uv: bool, eps: float) -> tuple | No
     values are good to eps64 (sigma_1 / sigma_j)^2 (below the working precision's), but v's
     columns lose about eps sigma_1 / sigma_j of orthogonality, so it is taken only where
     eps sigma_1 / sigma_k <= 1e-5 (float32: sigma_1 / sigma_k <= ~170)."""
-    bh64 = _astype(bh, np.complex128 if _is_complex(bh) else np.float64)
+    bh64 = astype(bh, "complex128" if _is_complex(bh) else "float64")
     g = _to_host(_mm(_adj(bh64), bh64))
     lam, ub = np.linalg.eigh(g)
     lam, ub = lam[..., ::-1][..., :k], ub[..., :, ::-1][..., :, :k]
@@ -245,20 +248,10 @@ def _small_svd_gram(bh: Any, k: int, compute_uv: bool, eps: float) -> tuple | No
     return s_out, np.ascontiguousarray(ub).astype(cdt), np.ascontiguousarray(w).astype(cdt)
 
 
-def _astype(x: Any, dt: np.dtype) -> Any:
-    if isinstance(x, np.ndarray):
-        return x.astype(dt)
-    if type(x).__module__.split(".")[0] == "torch":
-        import torch
-
-        return x.to(getattr(torch, np.dtype(dt).name))
-    return x.astype(dt)
-
-
 def _eigh_full(a: Any, lower: bool) -> tuple:
     from ._linalg_eigh import eigh
 
-    return eigh(a, lower)
+    return eigh(a, lower, check_finite=False)  # a was checked on entry
 
 
 def eigh_topk(
@@ -278,30 +271,30 @@ def eigh_topk(
     sliced); "auto" is "subspace" for k <= n / 4, else "full". options: {"tol": residual
     tolerance relative to ||A|| (default 10 sqrt(n) eps), "max_iter": 30, "degree": 12,
     "block": k + max(16, k // 2), "lanczos_steps": 24, "seed": 0}."""
-    opts = _check_common("eigh_topk", a, k, options)
+    opts = _check_common("eigh", a, k, options)
     n = int(a.shape[-1])
     if int(a.shape[-2]) != n:
-        raise ValueError(f"[linalg.eigh_topk] a: expected (..., n, n), got shape {tuple(a.shape)}")
+        raise InvalidArgument(f"[linalg.eigh] a: expected (..., n, n), got shape {tuple(a.shape)}")
     if not 1 <= k <= n:
-        raise ValueError(f"[linalg.eigh_topk] k: expected 1 <= k <= n = {n}, got {k}")
+        raise InvalidArgument(f"[linalg.eigh] k: expected 1 <= k <= n = {n}, got {k}")
     if which not in ("largest", "smallest"):
-        raise ValueError(
-            f"[linalg.eigh_topk] which: expected 'largest' or 'smallest', got {which!r}"
+        raise InvalidArgument(
+            f"[linalg.eigh] which: expected 'largest' or 'smallest', got {which!r}"
         )
     if method not in _EIGH_METHODS:
-        raise ValueError(
-            f"[linalg.eigh_topk] method: expected one of {_EIGH_METHODS}, got {method!r}"
+        raise InvalidArgument(
+            f"[linalg.eigh] method: expected one of {_EIGH_METHODS}, got {method!r}"
         )
     if method == "auto":
         method = "subspace" if 4 * k <= n else "full"
-        _log.info("[linalg.eigh_topk] auto: method %s (k=%d, n=%d)", method, k, n)
+        _log.info("[linalg.eigh] auto: method %s (k=%d, n=%d)", method, k, n)
     sel = slice(n - k, n) if which == "largest" else slice(0, k)
     if method == "subspace":
         out = _subspace(a, k, which, lower, opts)
         if out is not None:
             w, v = out
             return w if eigvals_only else (w, v)
-        _log.warning("[linalg.eigh_topk] subspace iteration did not converge; full eigh")
+        _log.warning("[linalg.eigh] subspace iteration did not converge; full eigh")
     w, v = _eigh_full(a, lower)
     w = _contig(w[..., sel])
     return w if eigvals_only else (w, _contig(v[..., :, sel]))
@@ -454,8 +447,8 @@ def _subspace(a: Any, k: int, which: str, lower: bool, opts: dict) -> Any:
     b = min(int(opts.get("block", k + max(16, k // 2))), n)
     seed = int(opts.get("seed", 0))
     if degree < 1 or max_iter < 1 or b < k:
-        raise ValueError(
-            f"[linalg.eigh_topk] options: need degree >= 1, max_iter >= 1, block >= k, "
+        raise InvalidArgument(
+            f"[linalg.eigh] options: need degree >= 1, max_iter >= 1, block >= k, "
             f"got {degree}, {max_iter}, {b}"
         )
     sign = -1.0 if which == "largest" else 1.0
@@ -485,7 +478,7 @@ def _subspace(a: Any, k: int, which: str, lower: bool, opts: dict) -> Any:
         worst = float(np.max(rn / tol[..., None]))
         if worst <= 1.0:
             _log.info(
-                "[linalg.eigh_topk] Chebyshev subspace iteration converged in %d iterations "
+                "[linalg.eigh] Chebyshev subspace iteration converged in %d iterations "
                 "(degree %d, block %d)",
                 it + 1,
                 degree,
@@ -509,7 +502,7 @@ def _subspace(a: Any, k: int, which: str, lower: bool, opts: dict) -> Any:
         rate = np.min(np.cosh(degree * np.arccosh(np.maximum(z, 1.0))))
         if rate < 1.0 + 1e-3 or np.log(max(worst, 1.0)) / np.log(rate) > 2 * (max_iter - it - 1):
             _log.info(
-                "[linalg.eigh_topk] predicted rate %.3g per iteration too slow after %d iterations",
+                "[linalg.eigh] predicted rate %.3g per iteration too slow after %d iterations",
                 rate,
                 it + 1,
             )

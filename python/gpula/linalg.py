@@ -6,7 +6,23 @@ Example:
     array([1. , 0.5])
 """
 
-from ._linalg import cho_solve, cholesky, det, inv, lu_factor, lu_solve, slogdet, solve
+from ._linalg import (
+    EighResult,
+    EigResult,
+    LstsqResult,
+    LUFactorResult,
+    QRResult,
+    SlogdetResult,
+    SVDResult,
+    cho_solve,
+    cholesky,
+    det,
+    inv,
+    lu_factor,
+    lu_solve,
+    slogdet,
+    solve,
+)
 from ._linalg_eig import eig, eigvals
 from ._linalg_eigh import eigh, eigvalsh
 from ._linalg_qr import lstsq, qr
@@ -17,3 +33,6 @@ __all__ += ["eigh", "eigvalsh"]
 __all__ += ["eig", "eigvals"]
 __all__ += ["qr", "lstsq"]
 __all__ += ["svd", "svdvals"]
+# The named tuples of the results (NumPy 2's names; lstsq's and lu_factor's are gpula's).
+__all__ += ["EighResult", "EigResult", "SVDResult", "SlogdetResult", "QRResult"]
+__all__ += ["LstsqResult", "LUFactorResult"]

@@ -37,17 +37,21 @@ void init_linalg_qr(nb::module_& m) {
 
   m.def(
       "linalg_lstsq",
-      [](nb::handle a, nb::handle b, optional<string> device, bool fallback_cpu, int fw,
-         uintptr_t stream) {
+      [](nb::handle a, nb::handle b, optional<double> rcond, optional<string> device,
+         bool fallback_cpu, int fw, uintptr_t stream) {
         const TensorView av = to_view(a, "linalg.lstsq", "a");
         const TensorView bv = to_view(b, "linalg.lstsq", "b");
-        const auto o = linalg_options(/*check_info=*/true, device, fallback_cpu, "linalg.lstsq");
-        const Tensor x =
-            without_gil([&] { return linalg::lstsq(av, bv, o, stream_of(av, stream)); });
-        return wrap(x, fw);
+        linalg::LstsqOptions o;
+        static_cast<linalg::LinalgOptions&>(o) =
+            linalg_options(/*check_info=*/true, device, fallback_cpu, "linalg.lstsq");
+        o.rcond = rcond;
+        const linalg::Lstsq r =
+            without_gil([&] { return linalg::lstsq_ex(av, bv, o, stream_of(av, stream)); });
+        return nb::make_tuple(wrap(r.x, fw), wrap(r.rank, fw), wrap(r.s, fw));
       },
-      nb::arg("a"), nb::arg("b"), nb::arg("device") = nb::none(), nb::arg("fallback_cpu") = false,
-      nb::arg("framework") = 0, nb::arg("stream") = 0, "gpula::linalg::lstsq: x.");
+      nb::arg("a"), nb::arg("b"), nb::arg("rcond") = nb::none(), nb::arg("device") = nb::none(),
+      nb::arg("fallback_cpu") = false, nb::arg("framework") = 0, nb::arg("stream") = 0,
+      "gpula::linalg::lstsq_ex: (x, rank or None, s or None).");
 }
 
 }  // namespace gpula::python

@@ -38,7 +38,7 @@ void init_linalg_svd(nb::module_& m) {
         });
         return nb::make_tuple(wrap(r.u, fw), wrap(r.s, fw), wrap(r.vh, fw), wrap(r.info, fw));
       },
-      nb::arg("a"), nb::arg("full_matrices") = false, nb::arg("compute_uv") = true,
+      nb::arg("a"), nb::arg("full_matrices") = true, nb::arg("compute_uv") = true,
       nb::arg("method") = "auto", nb::arg("check_info") = true, nb::arg("device") = nb::none(),
       nb::arg("fallback_cpu") = false, nb::arg("framework") = 0, nb::arg("stream") = 0,
       "gpula::linalg::svd: (u or None, s, vh or None, info).");

@@ -152,6 +152,56 @@ TEST(LinalgQrCpuEdge, RankDeficientLstsqIsMinimumNorm) {
   }
 }
 
+TEST(LinalgQrCpuEdge, LstsqRankSingularValuesAndRcond) {
+  for (DType t : linalg_test::float_types()) {
+    // diag(2, 1e-3) on top of a zero row: rank 2 by default, 1 once rcond passes 1e-3 / 2.
+    HostTensor a = make_host({3, 2}, t);
+    HostTensor b = make_host({3}, t);
+    for (int64_t i = 0; i < 3; ++i) {
+      a.set({i, 0}, 0.0);
+      a.set({i, 1}, 0.0);
+      b.set({i}, 1.0);
+    }
+    a.set({0, 0}, 2.0);
+    a.set({1, 1}, 1e-3);
+    la::Lstsq r = la::lstsq_ex(a.view, b.view);
+    EXPECT_EQ(r.rank.shape(), Shape{});
+    EXPECT_EQ(r.rank.dtype(), DType::i32);
+    EXPECT_EQ(at(r.rank.view(), {}).real(), 2.0) << name(t);
+    ASSERT_EQ(r.s.shape(), (Shape{2}));
+    EXPECT_EQ(r.s.dtype(), real_type(t));
+    EXPECT_NEAR(at(r.s.view(), {0}).real(), 2.0, 1e-6);
+    EXPECT_NEAR(at(r.s.view(), {1}).real(), 1e-3, 1e-6);
+    EXPECT_NEAR(std::abs(at(r.x.view(), {1}) - 1e3), 0.0, 1e-1) << name(t);
+    la::LstsqOptions o;
+    o.rcond = 1e-2;
+    la::Lstsq cut = la::lstsq_ex(a.view, b.view, o);
+    EXPECT_EQ(at(cut.rank.view(), {}).real(), 1.0) << name(t);
+    EXPECT_NEAR(std::abs(at(cut.x.view(), {0}) - 0.5), 0.0, 1e-6) << name(t);
+    EXPECT_EQ(at(cut.x.view(), {1}), 0.0) << name(t);
+    o.rcond = NAN;
+    EXPECT_THROW(la::lstsq_ex(a.view, b.view, o), InvalidArgument);
+  }
+}
+
+TEST(LinalgQrCpuEdge, LstsqRejectsInfAndNanInsteadOfHanging) {
+  // gelsd never returned on an Inf in a, and printed LAPACK's xerbla text on a NaN.
+  for (DType t : linalg_test::float_types()) {
+    for (double bad : {static_cast<double>(INFINITY), static_cast<double>(NAN)}) {
+      HostTensor a = random({2, 4, 3}, t, Layout::row, 7);
+      HostTensor b = random({4}, t, Layout::row, 8);
+      a.set({1, 2, 1}, bad);
+      Snapshot sa(a);
+      const std::string m = msg_of([&] { la::lstsq(a.view, b.view); });
+      EXPECT_EQ(m, "[linalg.lstsq] a contains infs or NaNs (batch index 1); LAPACK's gelsd "
+                   "cannot solve it")
+          << name(t);
+      EXPECT_THROW(la::lstsq(a.view, b.view), LinAlgError);
+      EXPECT_TRUE(sa.same(a));
+    }
+  }
+}
+
 TEST(LinalgQrCpuEdge, KnownSmallCases) {
   for (DType t : linalg_test::float_types()) {
     HostTensor a = make_host({1, 1}, t);
@@ -187,9 +237,13 @@ TEST(LinalgQrCpuEdge, EmptyDimensions) {
     EXPECT_EQ(la::qr(a.view, la::QrMode::r).r.shape(), with(batch, {k, n}));
     // lstsq: no equations give x = 0; no unknowns an empty x.
     HostTensor b = random(with(batch, {m, 2}), t, Layout::row, 4);
-    Tensor x = la::lstsq(a.view, b.view);
+    la::Lstsq r = la::lstsq_ex(a.view, b.view);
+    const Tensor& x = r.x;
     EXPECT_EQ(x.shape(), with(batch, {n, 2}));
     core_test::for_each_index(x.shape(), [&](const Shape& i) { EXPECT_EQ(at(x.view(), i), 0.0); });
+    EXPECT_EQ(r.rank.shape(), batch);
+    EXPECT_EQ(r.s.shape(), with(batch, {k}));
+    core_test::for_each_index(batch, [&](const Shape& i) { EXPECT_EQ(at(r.rank.view(), i), 0.0); });
   }
 }
 

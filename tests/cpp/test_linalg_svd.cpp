@@ -188,6 +188,7 @@ TEST(LinalgSvdCpu, BroadcastBatchAndTransposedViews) {
   const TensorView b = core_test::broadcast_dim(a.view, 0, 4);
   la::Svd r = la::svd(b);
   ASSERT_EQ(r.s.shape(), (Shape{4, 4}));
+  ASSERT_EQ(r.u.shape(), (Shape{4, 6, 6}));
   expect_good(svd_test::check(b, r.s.view(), &r.u.view(), &r.vh.view()), 1e-13, "broadcast");
   for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(at(r.s.view(), {3, j}), at(r.s.view(), {0, j}));
   TensorView tv = a.view;  // (1, 4, 6): the transpose
@@ -222,7 +223,8 @@ TEST(LinalgSvdCpu, EmptyDimensionsFollowNumpy) {
   EXPECT_EQ(r.vh.shape(), (Shape{0, 0}));
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t j = 0; j < 3; ++j) EXPECT_EQ(at(r.u.view(), {i, j}).real(), i == j ? 1.0 : 0.0);
-  la::Svd re = la::svd(tall.view);
+  EXPECT_EQ(la::svd(tall.view).u.shape(), (Shape{3, 3}));  // full_matrices by default, as NumPy
+  la::Svd re = la::svd(tall.view, false);
   EXPECT_EQ(re.u.shape(), (Shape{3, 0}));
   EXPECT_EQ(re.vh.shape(), (Shape{0, 0}));
   HostTensor wide = make_host({2, 0, 4}, DType::c64);

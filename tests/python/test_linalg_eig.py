@@ -127,11 +127,13 @@ def test_edge_cases():
     assert w.tolist() == [-3.0] and abs(v[0, 0]) == 1.0
     a = np.stack([np.eye(4), np.eye(4)])
     a[1, 2, 1] = np.nan
-    w, v = gl.linalg.eig(a)
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.eig\] a must not contain infs"):
+        gl.linalg.eig(a)
+    w, v = gl.linalg.eig(a, check_finite=False)  # unchecked: NaN results, never a crash
     assert np.isnan(w[1]).all() and np.isnan(v[1]).all()
     np.testing.assert_array_equal(w[0], np.ones(4))
     a[1, 2, 1] = np.inf
-    assert np.isnan(gl.linalg.eigvals(a)[1]).all()
+    assert np.isnan(gl.linalg.eigvals(a, check_finite=False)[1]).all()
     (w, v), info = gl.linalg.eig(np.eye(3), check_info=False)
     assert info.shape == () and int(info) == 0
     w, info = gl.linalg.eigvals(np.eye(3)[None], check_info=False)
@@ -143,10 +145,8 @@ def test_errors():
         gl.linalg.eig(np.zeros((3, 4)))
     with pytest.raises(gl.InvalidArgument, match=r"\[linalg.eigvals\] expected a square matrix"):
         gl.linalg.eigvals(np.zeros((2, 3, 4)))
-    with pytest.raises(gl.DTypeError, match=r"\[linalg.eigvals\] unsupported dtype int32"):
-        gl.linalg.eigvals(np.zeros((3, 3), np.int32))
-    with pytest.raises(gl.DTypeError, match="unsupported dtype float16"):
-        gl.linalg.eig(np.zeros((3, 3), np.float16))
+    with pytest.raises(gl.DTypeError, match=r"\[linalg.eigvals\] unsupported dtype float128"):
+        gl.linalg.eigvals(np.zeros((3, 3), np.longdouble))
     with pytest.raises(gl.InvalidArgument, match="check_info must be True or False"):
         gl.linalg.eig(np.eye(2), check_info=1)
 

@@ -120,7 +120,9 @@ class CudaQr final : public QrBackend {
     });
   }
 
-  void lstsq(const DenseBatch& a, const DenseBatch& b, const LinalgCall& c) const override {
+  // QR assumes full rank: no rcond, singular values or rank (see linalg_qr_problem.h).
+  void lstsq(const DenseBatch& a, const DenseBatch& b, double /*rcond*/, void* /*s*/,
+             int32_t* /*rank*/, const LinalgCall& c) const override {
     const int64_t m = a.rows, n = a.cols, nrhs = b.cols, ldb = b.rows;
     if (a.count == 0 || m == 0 || n == 0 || nrhs == 0) return;
     note(c, cat("QR least squares (cusolverDnXgeqrf, <t>ormqr/unmqr, cublas<t>trsm): ", a.count,

@@ -1,0 +1,168 @@
+"""Operands of gpula.linalg on any package (NumPy, CuPy, torch, other DLPack producers, and what
+NumPy takes for an array): reading, type promotion as numpy.linalg, conversion, and SciPy's
+check_finite scan. Every function that can raise names the operation (``op``: "linalg.svd")
+and the argument (``arg``) in its message.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from . import _interop
+from ._gpula import DTypeError, InvalidArgument, NotSupported
+
+INTEGER = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+# dtype name -> (complex, double precision) of the type it is computed in.
+_KIND = {
+    "float16": (False, False),
+    "bfloat16": (False, False),
+    "float32": (False, False),
+    "float64": (False, True),
+    "complex32": (True, False),
+    "complex64": (True, False),
+    "complex128": (True, True),
+}
+_KIND.update({n: (False, True) for n in INTEGER})
+# Complex dtype name -> its real counterpart.
+_REAL = {"complex64": "float32", "complex128": "float64"}
+
+
+def dtype_of(x: Any, op: str, arg: str) -> str:
+    """The dtype name of array x ("float64", also for torch.float64)."""
+    return _interop.dtype_name(x.dtype, op, arg)
+
+
+def real_dtype(name: str) -> str:
+    """The real dtype of a floating dtype name (complex128 -> float64)."""
+    return _REAL.get(name, name)
+
+
+def as_array(x: Any, op: str, arg: str) -> Any:
+    """x as a NumPy, CuPy or torch array: those as they are, another DLPack producer as a
+    zero-copy NumPy (CPU) or CuPy/torch (GPU) array, and what NumPy takes for an array (lists,
+    tuples, Python and NumPy scalars) as a new NumPy array."""
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, (list, tuple, int, float, complex, np.generic)):  # bool is an int
+        try:
+            arr = np.asarray(x)
+        except (ValueError, TypeError) as e:  # ragged nesting
+            raise InvalidArgument(f"[{op}] {arg} is not a regular array: {e}") from None
+        if arr.dtype.kind not in "biufc":
+            raise DTypeError(f"[{op}] {arg} must hold numbers, got dtype {arr.dtype}")
+        return arr
+    try:
+        pkg = _interop.package_of(x, op, arg)
+    except DTypeError:
+        raise DTypeError(
+            f"[{op}] {arg} must be an array (NumPy, CuPy, PyTorch or any DLPack producer) or a "
+            f"sequence of numbers, got {type(x).__module__}.{type(x).__qualname__}"
+        ) from None
+    if pkg.name != "dlpack":
+        return x
+    try:
+        if int(x.__dlpack_device__()[0]) in (1, 3):  # CPU, CUDA host memory
+            return np.from_dlpack(x)
+        gpu = pkg._gpu(op)  # type: ignore[attr-defined]
+        return (gpu.torch if gpu.name == "torch" else gpu.cupy).from_dlpack(x)
+    except NotSupported:
+        raise
+    except (BufferError, TypeError, ValueError, RuntimeError) as e:
+        raise DTypeError(f"[{op}] {arg} cannot be read through DLPack: {e}") from None
+
+
+def array_module(x: Any) -> Any:
+    """The module of x's package (numpy, cupy or torch), for the functions all three share."""
+    name = _interop.package_of(x).name
+    return sys.modules[name] if name in ("torch", "cupy") else np
+
+
+def unbroadcast(x: Any) -> Any:
+    """x without the repeats of its zero-stride (broadcast) dimensions, which keep size 1."""
+    strides = x.stride() if callable(getattr(x, "stride", None)) else x.strides
+    repeated = [st == 0 and d > 1 for st, d in zip(strides, x.shape)]
+    if not any(repeated):
+        return x
+    return x[tuple(slice(0, 1) if r else slice(None) for r in repeated)]
+
+
+def astype(x: Any, dtype: str) -> Any:
+    """x converted to dtype (a name; native byte order) in its own package and on its device,
+    always a new array; a broadcast view is converted once per distinct element and broadcast
+    again."""
+    c = unbroadcast(x)
+    xp = array_module(c)
+    if xp is np:
+        r = c.astype(np.dtype(dtype).newbyteorder("="))
+    elif xp.__name__ == "torch":
+        r = c.to(getattr(xp, dtype), copy=True)
+    else:
+        r = c.astype(dtype)
+    if c is x:
+        return r
+    return r.expand(tuple(x.shape)) if xp.__name__ == "torch" else xp.broadcast_to(r, x.shape)
+
+
+def empty_1d(like: Any, dtype: str) -> Any:
+    """An empty (0,) array of dtype in like's package and on its device."""
+    xp = array_module(like)
+    if xp is np:
+        return np.empty((0,), dtype)
+    if xp.__name__ == "torch":
+        return xp.empty((0,), dtype=getattr(xp, dtype), device=like.device)
+    with like.device:
+        return xp.empty((0,), dtype)
+
+
+def all_finite(x: Any) -> bool:
+    """Whether no element of x is NaN or +-Inf (a reduction; on a GPU it waits for the result)."""
+    c = unbroadcast(x)
+    return bool(array_module(c).isfinite(c).all())
+
+
+def promoted(op: str, named: list[tuple[str, Any]]) -> str:
+    """The dtype numpy.linalg computes operands of these dtypes in: bool and integers as
+    float64, float16/bfloat16 as float32, then the common type (float32 with float64: float64;
+    real with complex: complex)."""
+    cplx = double = False
+    for arg, x in named:
+        name = dtype_of(x, op, arg)
+        kind = _KIND.get(name)
+        if kind is None:
+            raise DTypeError(
+                f"[{op}] unsupported dtype {name} for {arg}; linalg computes in float32, "
+                "float64, complex64 or complex128 (bool and integer input is promoted to "
+                "float64, float16 and bfloat16 to float32)"
+            )
+        cplx, double = cplx or kind[0], double or kind[1]
+    if cplx:
+        return "complex128" if double else "complex64"
+    return "float64" if double else "float32"
+
+
+def check_finite_flag(op: str, v: Any) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise InvalidArgument(f"[{op}] check_finite must be True or False, got {v!r}")
+
+
+def operands(op: str, check_finite: Any, **named: Any) -> list[Any]:
+    """The operands as linalg computes them: array-likes read (as_array), converted to their
+    common type (promoted; big-endian NumPy arrays to native order) without touching the
+    caller's arrays, and, with check_finite (SciPy's rule), scanned for NaN and Inf:
+    gl.InvalidArgument (a ValueError) naming the operand."""
+    finite = check_finite_flag(op, check_finite)
+    arrays = [(arg, as_array(x, op, arg)) for arg, x in named.items()]
+    target = promoted(op, arrays)
+    out = []
+    for arg, x in arrays:
+        swapped = isinstance(x, np.ndarray) and not x.dtype.isnative
+        if swapped or dtype_of(x, op, arg) != target:
+            x = astype(x, target)
+        if finite and not all_finite(x):
+            raise InvalidArgument(f"[{op}] {arg} must not contain infs or NaNs")
+        out.append(x)
+    return out
