@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""The CPU backend next to NumPy: gpula calls alone, NumPy calls alone, and the two alternating.
+
+  python3 bench/bench_cpu_interleave.py [--repeats N] [--json PATH]
+
+A pipeline that alternates gpula and NumPy/SciPy calls should cost about the sum of each alone.
+Several thread pools live in one process (gpula's OpenBLAS and OpenMP, the system OpenBLAS of
+SuiteSparse, NumPy's and SciPy's OpenBLAS); a pool that spins after its call steals the cores
+the next library's threads need. Cases, all float32 unless said:
+  (a) gl.matmul 128x256 @ 256x512 without and with a fused epilogue (RELU_BIAS, GELU_AUX_BIAS),
+      each alone, beside NumPy's a @ b;
+  (b) gl.matmul (DEFAULT, RELU_BIAS, GELU_AUX_BIAS) alternating with NumPy's a @ b, per pair;
+  (c) examples/python/mlp_demo.py's step (5 fused matmuls, 128 -> 256 -> 512 -> 128) beside
+      its plain NumPy reference, and the two alternating;
+  (d) gl.linalg.cholesky and gl.linalg.solve (n = 256, float64), gl.sparse.spsolve and
+      gl.sparse.linalg.cg (2-D Poisson, n = 1024, float64) alternating with NumPy's a @ b.
+"pair / sum" is the median time of one alternating pair over the sum of the two medians alone
+(goal: <= 1.2). Each row's three loops run in interleaved rounds; times are per call, medians
+over all rounds. Prints the thread settings of every pool it finds. Budget: < 60 s on 2 cores.
+Times are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sps
+
+import gpula as gl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "python"))
+import mlp_demo  # noqa: E402
+
+ENV_KEYS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "OPENBLAS_THREAD_TIMEOUT",
+    "OMP_WAIT_POLICY",
+    "GOMP_SPINCOUNT",
+    "KMP_BLOCKTIME",
+)
+
+
+def pools() -> list[str]:
+    """One line per OpenBLAS / OpenMP runtime mapped into this process, with its thread count."""
+    paths = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            name = os.path.basename(path)
+            if ("openblas" in name or "libgomp" in name or "libomp" in name) and path not in paths:
+                paths.append(path)
+    out = []
+    for path in paths:
+        lib = ctypes.CDLL(path)  # already loaded: the same handle
+        name = os.path.basename(path)
+        for sym in (
+            "scipy_openblas_get_num_threads64_",
+            "scipy_openblas_get_num_threads",
+            "openblas_get_num_threads",
+            "omp_get_max_threads",
+        ):
+            fn = getattr(lib, sym, None)
+            if fn is not None:
+                fn.restype = ctypes.c_int
+                out.append(f"{name}: {sym}() = {fn()}")
+                break
+    return out
+
+
+def settings() -> list[str]:
+    lines = [f"{k}={os.environ[k]}" for k in ENV_KEYS if k in os.environ] or ["(no env set)"]
+    cpu = gl.devices()["description"].split("\n")[0]
+    return [f"cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}", cpu, *lines, *pools()]
+
+
+def per_call(fn, n):
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t0) / n * 1e3
+
+
+def compare(name, gfn, nfn, repeats, rounds=5):
+    """Medians (ms) of gfn alone, nfn alone and gfn; nfn alternating, over interleaved rounds."""
+
+    def pair():
+        gfn()
+        nfn()
+
+    for fn in (gfn, nfn, pair):
+        fn()
+    g, n, p = [], [], []
+    for _ in range(rounds):
+        for fn, acc in ((gfn, g), (nfn, n), (pair, p)):
+            fn()  # the first call after a switch belongs to the loop, not the previous one
+            acc.extend(per_call(fn, 1) for _ in range(repeats))
+    gm, nm, pm = statistics.median(g), statistics.median(n), statistics.median(p)
+    return {"case": name, "gpula_ms": gm, "numpy_ms": nm, "pair_ms": pm, "ratio": pm / (gm + nm)}
+
+
+def alone(name, fn, repeats, rounds=5):
+    fn()
+    t = []
+    for _ in range(rounds):
+        t.extend(per_call(fn, 1) for _ in range(repeats))
+    return {"case": name, "gpula_ms": statistics.median(t)}
+
+
+def poisson2d(g):
+    t = sps.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(g, g))
+    i = sps.identity(g)
+    return (sps.kron(i, t) + sps.kron(t, i)).tocsr()
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--repeats", type=int, default=20, help="calls per loop and round")
+    p.add_argument("--json")
+    args = p.parse_args(argv)
+    r = args.repeats
+    rng = np.random.default_rng(0)
+    f32 = np.float32
+    a = rng.standard_normal((128, 256)).astype(f32)
+    b = rng.standard_normal((256, 512)).astype(f32)
+    bias = rng.standard_normal(512).astype(f32)
+
+    def np_mm():
+        return a @ b
+
+    mm = {
+        "DEFAULT": lambda: gl.matmul(a, b),
+        "RELU_BIAS": lambda: gl.matmul(
+            a, b, epilog=gl.Epilog.RELU_BIAS, epilog_inputs={"bias": bias}
+        ),
+        "GELU_AUX_BIAS": lambda: gl.matmul(
+            a, b, epilog=gl.Epilog.GELU_AUX_BIAS, epilog_inputs={"bias": bias}
+        ),
+    }
+    rows_a = [alone(f"matmul {e}", fn, r) for e, fn in mm.items()]
+    rows_a.append({**alone("numpy a @ b", np_mm, r), "numpy": True})
+    rows_b = [compare(f"matmul {e} + a @ b", fn, np_mm, r) for e, fn in mm.items()]
+
+    x, w1, b1, w2, b2, t = (
+        rng.standard_normal((128, 256)).astype(f32),
+        (rng.standard_normal((256, 512)) / 16).astype(f32),
+        (0.1 * rng.standard_normal(512)).astype(f32),
+        (rng.standard_normal((512, 128)) / 22.6).astype(f32),
+        (0.1 * rng.standard_normal(128)).astype(f32),
+        rng.standard_normal((128, 128)).astype(f32),
+    )
+    rows_c = [
+        compare(
+            "mlp_demo step + numpy step",
+            lambda: mlp_demo.step(x, w1, b1, w2, b2, t, lambda m: m.T),
+            lambda: mlp_demo.reference(x, w1, b1, w2, b2, t),
+            max(r // 2, 5),
+        )
+    ]
+
+    n = 256
+    m = rng.standard_normal((n, n))
+    spd = m @ m.T + n * np.eye(n)
+    rhs = rng.standard_normal((n, 1))
+    s = poisson2d(32)
+    sb = np.ones(s.shape[0])
+    rows_d = [
+        compare("linalg.cholesky n=256 f64 + a @ b", lambda: gl.linalg.cholesky(spd), np_mm, r),
+        compare("linalg.solve n=256 f64 + a @ b", lambda: gl.linalg.solve(spd, rhs), np_mm, r),
+        compare("sparse.spsolve n=1024 + a @ b", lambda: gl.sparse.spsolve(s, sb), np_mm, r),
+        compare(
+            "sparse.linalg.cg n=1024 + a @ b",
+            lambda: gl.sparse.linalg.cg(s, sb, rtol=1e-6),
+            np_mm,
+            max(r // 4, 5),
+        ),
+    ]
+
+    print("## gpula next to NumPy on the CPU (ms per call, medians)")
+    for line in settings():
+        print(f"  {line}")
+    print()
+    print("| case | gpula alone | numpy alone | pair | pair / sum |")
+    print("|---|---|---|---|---|")
+    for row in rows_a:
+        cells = ("", f"{row['gpula_ms']:.3f}") if row.get("numpy") else (f"{row['gpula_ms']:.3f}", "")
+        print(f"| {row['case']} | {cells[0]} | {cells[1]} | | |")
+    for row in rows_b + rows_c + rows_d:
+        print(
+            f"| {row['case']} | {row['gpula_ms']:.3f} | {row['numpy_ms']:.3f} "
+            f"| {row['pair_ms']:.3f} | {row['ratio']:.2f} |"
+        )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(
+                {"settings": settings(), "rows": rows_a + rows_b + rows_c + rows_d}, f, indent=1
+            )
+
+
+if __name__ == "__main__":
+    main()
