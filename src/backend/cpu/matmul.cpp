@@ -211,11 +211,13 @@ constexpr double kGeluCubic = 0.044715;
 // is a scalar libm call, ~25 ns an element): tanh(u) = 1 - 2 / (1 + e^(2u)), e^(2u) = 2^j 2^r with
 // j an integer and |r| <= 1/2, 2^r by its Taylor polynomial (error < 1e-8). The absolute error,
 // ~1e-7, is what GELU's 1 + tanh(u) and 1 - tanh(u)^2 see: as exact as float's tanh there.
-// |u| >= 9 gives +-1 (tanh(9) = 1 - 3e-8); NaN propagates.
+// |u| >= 10 gives exactly +-1, as float's tanh does from 9.01 on (at 9 the formula still gives
+// 1 - 6e-8, and a constant 1 - t^2 > 0 would make GELU's derivative grow like x^3 past it);
+// NaN propagates.
 inline float tanh_f32(float u) {
   constexpr float kLog2e = 1.44269504088896341f, kLn2 = 0.693147180559945309f;
-  const float c = std::min(9.0f, std::max(-9.0f, u));  // (NaN -> -9: no NaN reaches the int)
-  const float y = 2.0f * kLog2e * c;                    // log2(e^(2c)), |y| < 26
+  const float c = std::min(10.0f, std::max(-10.0f, u));  // (NaN -> -10: no NaN reaches the int)
+  const float y = 2.0f * kLog2e * c;                      // log2(e^(2c)), |y| < 29
   const auto j = static_cast<int32_t>(y + (y < 0.0f ? -0.5f : 0.5f));  // nearest integer
   const float x = (y - static_cast<float>(j)) * kLn2;                   // |x| <= ln(2) / 2
   float p = 1.0f / 5040;
@@ -226,7 +228,7 @@ inline float tanh_f32(float u) {
   p = p * x + 0.5f;
   p = p * x + 1.0f;
   p = p * x + 1.0f;
-  const float e = p * std::bit_cast<float>((j + 127) << 23);  // 2^j: |j| <= 26, a normal float
+  const float e = p * std::bit_cast<float>((j + 127) << 23);  // 2^j: |j| <= 29, a normal float
   const float t = 1.0f - 2.0f / (1.0f + e);
   return u != u ? u : t;
 }
