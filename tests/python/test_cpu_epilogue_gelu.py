@@ -101,10 +101,20 @@ def test_gelu_special_values(value):
 
 
 def test_gelu_nan_and_infinities_follow_the_formula():
-    x = np.array([[np.nan, np.inf, -np.inf, 1.0] * 2], np.float32)
-    a, b = exact_product(x)
-    out = gl.matmul(a, b, epilog=gl.Epilog.GELU)
-    ref = gelu64(x.astype(np.float64))  # nan, inf, nan (-inf * 0), gelu(1)
+    # k = 1 and b = 1: a @ I would spread a NaN or an infinity over its whole row (x * 0).
+    x = np.array([[np.nan], [np.inf], [-np.inf], [1.0], [-1.0], [0.0]], np.float32)
+    one = np.ones((1, 1), np.float32)
+    out = gl.matmul(x, one, epilog=gl.Epilog.GELU)
+    ref = gelu64(x.astype(np.float64))  # nan, inf, nan (-inf * 0), gelu(+-1), 0
     np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
     finite = ~np.isnan(ref)
     np.testing.assert_allclose(out[finite], ref[finite], rtol=RTOL)
+    aux = np.zeros((x.shape[0], 8), np.float32)  # rows padded to 8, as a forward call gives it
+    aux[:, :1] = x
+    grad, _ = gl.matmul(
+        np.ones_like(x), one, epilog=gl.Epilog.DGELU_BGRAD, epilog_inputs={"gelu_aux": aux}
+    )
+    ref_grad = gelu_grad64(x.astype(np.float64))  # nan, nan (inf * 0), nan, ...
+    np.testing.assert_array_equal(np.isnan(grad), np.isnan(ref_grad))
+    finite = ~np.isnan(ref_grad)
+    np.testing.assert_allclose(grad[finite], ref_grad[finite], rtol=RTOL)

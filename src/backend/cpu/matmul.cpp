@@ -207,54 +207,55 @@ void visit_epilog(Epilog e, F&& f) {
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
 constexpr double kGeluCubic = 0.044715;
 
-// tanh(u) in float as straight-line arithmetic, so that the epilogue's loop vectorizes (std::tanh
-// is a scalar libm call, ~25 ns an element): tanh(u) = 1 - 2 / (1 + e^(2u)), e^(2u) = 2^j 2^r with
-// j an integer and |r| <= 1/2, 2^r by its Taylor polynomial (error < 1e-8). The absolute error,
-// ~1e-7, is what GELU's 1 + tanh(u) and 1 - tanh(u)^2 see: as exact as float's tanh there.
-// |u| >= 10 gives exactly +-1, as float's tanh does from 9.01 on (at 9 the formula still gives
-// 1 - 6e-8, and a constant 1 - t^2 > 0 would make GELU's derivative grow like x^3 past it);
-// NaN propagates.
-inline float tanh_f32(float u) {
+// (1 + tanh(u)) / 2 = 1 / (1 + e^(-2u)) in float, as straight-line arithmetic so that the
+// epilogue's loop vectorizes (std::tanh is a scalar libm call, ~25 ns an element). GELU is
+// written with it, x s and s + 2 x s (1 - s) du: 1 + tanh(u) and 1 - tanh(u)^2 computed from a
+// tanh lose all relative accuracy where tanh(u) nears -1 (x < -3), s keeps it. e^(-2u) = 2^j 2^r
+// with j an integer and |r| <= 1/2, 2^r by its Taylor polynomial (relative error < 1e-8).
+// u is clamped to [-44.5, 10]: from 10 on s is exactly 1; at -44.5 2^j is the infinity bit
+// pattern (j = 128), so s is exactly 0 there and the formula's -inf * 0 = NaN at x = -inf
+// stays as the tanh form gives it; a NaN u clamps to -44.5 and the NaN x carries on.
+inline float sigmoid_2u(float u) {
   constexpr float kLog2e = 1.44269504088896341f, kLn2 = 0.693147180559945309f;
-  const float c = std::min(10.0f, std::max(-10.0f, u));  // (NaN -> -10: no NaN reaches the int)
-  const float y = 2.0f * kLog2e * c;                      // log2(e^(2c)), |y| < 29
-  const auto j = static_cast<int32_t>(y + (y < 0.0f ? -0.5f : 0.5f));  // nearest integer
-  const float x = (y - static_cast<float>(j)) * kLn2;                   // |x| <= ln(2) / 2
+  const float c = std::min(10.0f, std::max(-44.5f, u));
+  const float z = -2.0f * kLog2e * c;  // log2(e^(-2c)), -29 < z < 129
+  const auto j = static_cast<int32_t>(z + (z < 0.0f ? -0.5f : 0.5f));  // nearest integer
+  const float r = (z - static_cast<float>(j)) * kLn2;                  // |r| <= ln(2) / 2
   float p = 1.0f / 5040;
-  p = p * x + 1.0f / 720;
-  p = p * x + 1.0f / 120;
-  p = p * x + 1.0f / 24;
-  p = p * x + 1.0f / 6;
-  p = p * x + 0.5f;
-  p = p * x + 1.0f;
-  p = p * x + 1.0f;
-  const float e = p * std::bit_cast<float>((j + 127) << 23);  // 2^j: |j| <= 29, a normal float
-  const float t = 1.0f - 2.0f / (1.0f + e);
-  return u != u ? u : t;
-}
-
-template <class W>
-W tanh_of(W u) {
-  if constexpr (std::is_same_v<W, float>) {
-    return tanh_f32(u);
-  } else {
-    return std::tanh(u);
-  }
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const float e = p * std::bit_cast<float>((j + 127) << 23);  // j <= 128: 2^j or infinity
+  return 1.0f / (1.0f + e);
 }
 
 // The tanh approximation, as cuBLASLt computes it.
 template <class W>
 W gelu(W x) {
   const W u = W(kSqrt2OverPi) * (x + W(kGeluCubic) * x * x * x);
-  return W(0.5) * x * (W(1) + tanh_of(u));
+  if constexpr (std::is_same_v<W, float>) {
+    return x * sigmoid_2u(u);
+  } else {
+    return W(0.5) * x * (W(1) + std::tanh(u));
+  }
 }
 
 template <class W>
 W gelu_grad(W x) {
   const W x2 = x * x;
-  const W t = tanh_of(W(kSqrt2OverPi) * x * (W(1) + W(kGeluCubic) * x2));
+  const W u = W(kSqrt2OverPi) * x * (W(1) + W(kGeluCubic) * x2);
   const W du = W(kSqrt2OverPi) * (W(1) + W(3.0 * kGeluCubic) * x2);
-  return W(0.5) * (W(1) + t) + W(0.5) * x * (W(1) - t * t) * du;
+  if constexpr (std::is_same_v<W, float>) {
+    const float s = sigmoid_2u(u);
+    return s + 2.0f * x * s * (1.0f - s) * du;
+  } else {
+    const W t = std::tanh(u);
+    return W(0.5) * (W(1) + t) + W(0.5) * x * (W(1) - t * t) * du;
+  }
 }
 
 // Whether BLAS can read the stored operand in place (else it is gathered into a W buffer).
