@@ -15,7 +15,7 @@ the sum of the two medians alone (goal: <= 1.2). All float32 unless said:
   - gl.linalg.cholesky and gl.linalg.solve (n = 256, float64), gl.sparse.spsolve and
     gl.sparse.linalg.cg (2-D Poisson, n = 1024, float64) beside a @ b.
 The three loops of a row run in interleaved rounds; times are per call, medians over all rounds.
-Prints the thread settings of every pool it finds. Budget: < 60 s on 2 cores. Times are
+Prints the thread settings of every pool it finds. About 5 s a row (--budget), < 60 s in all. Times are
 reported, never asserted.
 """
 
@@ -88,8 +88,12 @@ def per_call(fn, n):
     return (time.perf_counter() - t0) / n * 1e3
 
 
-def compare(name, gfn, nfn, repeats, rounds=5):
-    """Medians (ms) of gfn alone, nfn alone and gfn; nfn alternating, over interleaved rounds."""
+def compare(name, gfn, nfn, repeats, budget_s, rounds=5):
+    """Medians (ms) of gfn alone, nfn alone and gfn; nfn alternating, over interleaved rounds.
+
+    Calls per loop and round: `repeats`, fewer (at least 3) where the row would take longer
+    than `budget_s`.
+    """
 
     def pair():
         gfn()
@@ -97,13 +101,21 @@ def compare(name, gfn, nfn, repeats, rounds=5):
 
     for fn in (gfn, nfn, pair):
         fn()
+    first = per_call(pair, 1) / 1e3
+    repeats = max(3, min(repeats, int(budget_s / (2 * rounds * max(first, 1e-6)))))
     g, n, p = [], [], []
     for _ in range(rounds):
         for fn, acc in ((gfn, g), (nfn, n), (pair, p)):
             fn()  # the first call after a switch belongs to the loop, not the previous one
             acc.extend(per_call(fn, 1) for _ in range(repeats))
     gm, nm, pm = statistics.median(g), statistics.median(n), statistics.median(p)
-    return {"case": name, "gpula_ms": gm, "numpy_ms": nm, "pair_ms": pm, "ratio": pm / (gm + nm)}
+    row = {"case": name, "gpula_ms": gm, "numpy_ms": nm, "pair_ms": pm, "ratio": pm / (gm + nm)}
+    row["calls"] = rounds * repeats
+    print(
+        f"| {name} | {gm:.3f} | {nm:.3f} | {pm:.3f} | {row['ratio']:.2f} | {row['calls']} |",
+        flush=True,
+    )
+    return row
 
 
 def poisson2d(g):
@@ -116,10 +128,19 @@ def main(argv=None):
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--repeats", type=int, default=20, help="calls per loop and round")
+    p.add_argument("--repeats", type=int, default=20, help="calls per loop and round, at most")
+    p.add_argument(
+        "--budget", type=float, default=5.0, help="seconds per row, about (fewer repeats)"
+    )
     p.add_argument("--json")
     args = p.parse_args(argv)
-    r = args.repeats
+    r, bud = args.repeats, args.budget
+    print("## gpula next to NumPy on the CPU (ms per call, medians)")
+    for line in settings():
+        print(f"  {line}")
+    print()
+    print("| case | gpula alone | numpy alone | interleaved | ratio to sum | calls |")
+    print("|---|---|---|---|---|---|", flush=True)
     rng = np.random.default_rng(0)
     f32 = np.float32
     a = rng.standard_normal((128, 256)).astype(f32)
@@ -139,7 +160,7 @@ def main(argv=None):
         ),
     }
     rows_b = [
-        compare(f"matmul 128x256x512 {e} + a @ b", fn, np_mm, r) for e, fn in mm.items()
+        compare(f"matmul 128x256x512 {e} + a @ b", fn, np_mm, r, bud) for e, fn in mm.items()
     ]
 
     x, w1, b1, w2, b2, t = (
@@ -155,7 +176,8 @@ def main(argv=None):
             "mlp_demo step + numpy step",
             lambda: mlp_demo.step(x, w1, b1, w2, b2, t, lambda m: m.T),
             lambda: mlp_demo.reference(x, w1, b1, w2, b2, t),
-            max(r // 2, 5),
+            r,
+            bud,
         )
     ]
 
@@ -166,34 +188,24 @@ def main(argv=None):
     s = poisson2d(32)
     sb = np.ones(s.shape[0])
     rows_d = [
-        compare("linalg.cholesky n=256 f64 + a @ b", lambda: gl.linalg.cholesky(spd), np_mm, r),
-        compare("linalg.solve n=256 f64 + a @ b", lambda: gl.linalg.solve(spd, rhs), np_mm, r),
-        compare("sparse.spsolve n=1024 + a @ b", lambda: gl.sparse.spsolve(s, sb), np_mm, r),
+        compare(
+            "linalg.cholesky n=256 f64 + a @ b", lambda: gl.linalg.cholesky(spd), np_mm, r, bud
+        ),
+        compare("linalg.solve n=256 f64 + a @ b", lambda: gl.linalg.solve(spd, rhs), np_mm, r, bud),
+        compare("sparse.spsolve n=1024 + a @ b", lambda: gl.sparse.spsolve(s, sb), np_mm, r, bud),
         compare(
             "sparse.linalg.cg n=1024 + a @ b",
             lambda: gl.sparse.linalg.cg(s, sb, rtol=1e-6),
             np_mm,
-            max(r // 4, 5),
+            r,
+            bud,
         ),
     ]
 
     rows = rows_b + rows_c + rows_d
-    print("## gpula next to NumPy on the CPU (ms per call, medians)")
-    for line in settings():
-        print(f"  {line}")
-    print()
-    print("| case | gpula alone | numpy alone | interleaved | ratio to sum |")
-    print("|---|---|---|---|---|")
-    for row in rows:
-        print(
-            f"| {row['case']} | {row['gpula_ms']:.3f} | {row['numpy_ms']:.3f} "
-            f"| {row['pair_ms']:.3f} | {row['ratio']:.2f} |"
-        )
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(
-                {"settings": settings(), "rows": rows}, f, indent=1
-            )
+            json.dump({"settings": settings(), "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
