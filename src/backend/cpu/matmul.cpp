@@ -28,12 +28,14 @@ namespace {
 
 // Threads. A pass over the operands or the result runs on the calling thread unless its serial
 // work is worth waking the OpenMP pool for. The pool sleeps between calls (import gpula sets
-// OMP_WAIT_POLICY=passive; python/gpula/_openblas_core.py): a wake costs tens of microseconds,
-// and a pool that wakes for a few microseconds of work takes cores from NumPy's threads beside
-// it. Work counts element operations (a load, an add or compare, a store: ~0.5 ns); GELU and its
-// derivative count kGeluWork more. At 128 x 512 a bias + ReLU pass (~20 us) stays serial.
-constexpr double kParallelWork = double(int64_t{1} << 18);  // ~100 us of serial work
-constexpr double kGeluWork = 8.0;
+// OMP_WAIT_POLICY=passive; python/gpula/_openblas_core.py): a wake costs tens of microseconds
+// on an idle machine, and milliseconds where the cores are busy (NumPy's OpenBLAS threads spin
+// ~0.1 s after each of its calls), so a pool woken for little work takes more than it gives.
+// Work counts elements of a plain vectorized pass (load, add or compare, store: ~0.2 ns on one
+// x86-64 core); a GELU or its derivative counts kGeluWork more (~2.5 ns an element, measured).
+// So a bias + GELU pass over 128 x 512 (~0.17 ms) stays serial, one over 256 x 512 does not.
+constexpr double kParallelWork = double(int64_t{1} << 20);  // ~0.2 ms of serial work
+constexpr double kGeluWork = 12.0;
 constexpr double kSmallProduct = 64.0 * 64.0 * 64.0;  // OpenBLAS runs these single-threaded
 
 // The threads for a pass of `work` element operations: all of `threads`, or 1 when it is small.
@@ -214,13 +216,17 @@ constexpr double kGeluCubic = 0.044715;
 // with j an integer and |r| <= 1/2, 2^r by its Taylor polynomial (relative error < 1e-8).
 // u is clamped to [-44.5, 10]: from 10 on s is exactly 1; at -44.5 2^j is the infinity bit
 // pattern (j = 128), so s is exactly 0 there and the formula's -inf * 0 = NaN at x = -inf
-// stays as the tanh form gives it; a NaN u clamps to -44.5 and the NaN x carries on.
+// stays as the tanh form gives it; a NaN u clamps to 10 and the NaN x carries on. The clamps
+// are selects and the rounding an addition, so the loop has no branch (CMakeLists.txt compiles
+// this file with -fno-trapping-math, without which GCC keeps the selects as branches).
 inline float sigmoid_2u(float u) {
   constexpr float kLog2e = 1.44269504088896341f, kLn2 = 0.693147180559945309f;
-  const float c = std::min(10.0f, std::max(-44.5f, u));
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: (z + kRound) - kRound is z rounded
+  float c = u < 10.0f ? u : 10.0f;       // (NaN -> 10: no NaN reaches the int)
+  c = c < -44.5f ? -44.5f : c;
   const float z = -2.0f * kLog2e * c;  // log2(e^(-2c)), -29 < z < 129
-  const auto j = static_cast<int32_t>(z + (z < 0.0f ? -0.5f : 0.5f));  // nearest integer
-  const float r = (z - static_cast<float>(j)) * kLn2;                  // |r| <= ln(2) / 2
+  const float j = (z + kRound) - kRound;
+  const float r = (z - j) * kLn2;  // |r| <= ln(2) / 2
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;
   p = p * r + 1.0f / 120;
@@ -229,7 +235,7 @@ inline float sigmoid_2u(float u) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  const float e = p * std::bit_cast<float>((j + 127) << 23);  // j <= 128: 2^j or infinity
+  const float e = p * std::bit_cast<float>((static_cast<int32_t>(j) + 127) << 23);  // 2^j or inf
   return 1.0f / (1.0f + e);
 }
 
