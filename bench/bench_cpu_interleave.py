@@ -15,8 +15,9 @@ the sum of the two medians alone (goal: <= 1.2). All float32 unless said:
   - gl.linalg.cholesky and gl.linalg.solve (n = 256, float64), gl.sparse.spsolve and
     gl.sparse.linalg.cg (2-D Poisson, n = 1024, float64) beside a @ b.
 The three loops of a row run in interleaved rounds; times are per call, medians over all rounds.
-Prints the thread settings of every pool it finds. About 5 s a row (--budget), < 60 s in all. Times are
-reported, never asserted.
+A second table gives the CPU time the process burns in the 0.3 s after a call: threads that
+spin instead of sleeping, whatever the machine's load. Prints the thread settings of every pool
+it finds. About 5 s a row (--budget), < 60 s in all. Times are reported, never asserted.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import argparse
 import ctypes
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -118,6 +120,21 @@ def compare(name, gfn, nfn, repeats, budget_s, rounds=5):
     return row
 
 
+def idle_cpu_ms(fn, wait_s=0.3):
+    """CPU time (ms) this process burns in the `wait_s` after three calls of fn: spinning pools."""
+
+    def cpu():
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    time.sleep(wait_s)  # pools woken by the calls before settle first
+    for _ in range(3):
+        fn()
+    t0 = cpu()
+    time.sleep(wait_s)
+    return (cpu() - t0) * 1e3
+
+
 def poisson2d(g):
     t = sps.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(g, g))
     i = sps.identity(g)
@@ -203,9 +220,29 @@ def main(argv=None):
     ]
 
     rows = rows_b + rows_c + rows_d
+
+    # Independent of the machine's load: what the pools burn once their call is done.
+    print()
+    print("| idle after the call (0.3 s) | CPU ms burned |")
+    print("|---|---|")
+    big = rng.standard_normal((512, 512)).astype(f32)
+    bias_big = rng.standard_normal(512).astype(f32)
+    idle = {
+        "gl.matmul 512^3": lambda: gl.matmul(big, big),
+        "gl.matmul 512^3 GELU_BIAS": lambda: gl.matmul(
+            big, big, epilog=gl.Epilog.GELU_BIAS, epilog_inputs={"bias": bias_big}
+        ),
+        "gl.linalg.cholesky n=256": lambda: gl.linalg.cholesky(spd),
+        "numpy 512^3 a @ b": lambda: big @ big,
+    }
+    idle_rows = []
+    for name, fn in idle.items():
+        ms = idle_cpu_ms(fn)
+        idle_rows.append({"case": name, "idle_cpu_ms": ms})
+        print(f"| {name} | {ms:.1f} |", flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"settings": settings(), "rows": rows}, f, indent=1)
+            json.dump({"settings": settings(), "rows": rows, "idle": idle_rows}, f, indent=1)
 
 
 if __name__ == "__main__":
