@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -25,8 +26,20 @@
 namespace gpula::detail::cpu {
 namespace {
 
-constexpr int64_t kParallelElements = int64_t{1} << 15;  // below this one thread is faster
-constexpr double kSmallProduct = 64.0 * 64.0 * 64.0;     // OpenBLAS runs these single-threaded
+// Threads. A pass over the operands or the result runs on the calling thread unless its serial
+// work is worth waking the OpenMP pool for. The pool sleeps between calls (import gpula sets
+// OMP_WAIT_POLICY=passive; python/gpula/_openblas_core.py): a wake costs tens of microseconds
+// on an idle machine, and milliseconds where the cores are busy (NumPy's OpenBLAS threads spin
+// ~0.1 s after each of its calls), so a pool woken for little work takes more than it gives.
+// Work counts elements of a plain vectorized pass (load, add or compare, store: ~0.2 ns on one
+// x86-64 core); a GELU or its derivative counts kGeluWork more (~2.5 ns an element, measured).
+// So a bias + GELU pass over 128 x 512 (~0.17 ms) stays serial, one over 256 x 512 does not.
+constexpr double kParallelWork = double(int64_t{1} << 20);  // ~0.2 ms of serial work
+constexpr double kGeluWork = 12.0;
+constexpr double kSmallProduct = 64.0 * 64.0 * 64.0;  // OpenBLAS runs these single-threaded
+
+// The threads for a pass of `work` element operations: all of `threads`, or 1 when it is small.
+int pass_threads(double work, int threads) { return work >= kParallelWork ? threads : 1; }
 constexpr int64_t kBgradChunks = 64;  // fixed row split: bias gradients do not depend on threads
 
 template <class W>
@@ -123,7 +136,8 @@ void store_row(DType t, void* dst, int64_t offset, const W* src, int64_t count) 
 template <class W>
 void gather(DType t, const void* src, int64_t offset, int64_t outer, int64_t inner,
             int64_t outer_stride, int64_t inner_stride, W* dst, int threads) {
-#pragma omp parallel for num_threads(threads) if (outer * inner >= kParallelElements)
+  threads = pass_threads(static_cast<double>(outer) * static_cast<double>(inner), threads);
+#pragma omp parallel for num_threads(threads) if (threads > 1)
   for (int64_t o = 0; o < outer; ++o) {
     load_row(t, src, offset + o * outer_stride, inner_stride, inner, dst + o * inner);
   }
@@ -195,19 +209,59 @@ void visit_epilog(Epilog e, F&& f) {
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
 constexpr double kGeluCubic = 0.044715;
 
+// (1 + tanh(u)) / 2 = 1 / (1 + e^(-2u)) in float, as straight-line arithmetic so that the
+// epilogue's loop vectorizes (std::tanh is a scalar libm call, ~25 ns an element). GELU is
+// written with it, x s and s + 2 x s (1 - s) du: 1 + tanh(u) and 1 - tanh(u)^2 computed from a
+// tanh lose all relative accuracy where tanh(u) nears -1 (x < -3), s keeps it. e^(-2u) = 2^j 2^r
+// with j an integer and |r| <= 1/2, 2^r by its Taylor polynomial (relative error < 1e-8).
+// u is clamped to [-44.5, 10]: from 10 on s is exactly 1; at -44.5 2^j is the infinity bit
+// pattern (j = 128), so s is exactly 0 there and the formula's -inf * 0 = NaN at x = -inf
+// stays as the tanh form gives it; a NaN u clamps to 10 and the NaN x carries on. The clamps
+// are selects and the rounding an addition, so the loop has no branch (CMakeLists.txt compiles
+// this file with -fno-trapping-math, without which GCC keeps the selects as branches).
+inline float sigmoid_2u(float u) {
+  constexpr float kLog2e = 1.44269504088896341f, kLn2 = 0.693147180559945309f;
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: (z + kRound) - kRound is z rounded
+  float c = u < 10.0f ? u : 10.0f;       // (NaN -> 10: no NaN reaches the int)
+  c = c < -44.5f ? -44.5f : c;
+  const float z = -2.0f * kLog2e * c;  // log2(e^(-2c)), -29 < z < 129
+  const float j = (z + kRound) - kRound;
+  const float r = (z - j) * kLn2;  // |r| <= ln(2) / 2
+  float p = 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const float e = p * std::bit_cast<float>((static_cast<int32_t>(j) + 127) << 23);  // 2^j or inf
+  return 1.0f / (1.0f + e);
+}
+
 // The tanh approximation, as cuBLASLt computes it.
 template <class W>
 W gelu(W x) {
   const W u = W(kSqrt2OverPi) * (x + W(kGeluCubic) * x * x * x);
-  return W(0.5) * x * (W(1) + std::tanh(u));
+  if constexpr (std::is_same_v<W, float>) {
+    return x * sigmoid_2u(u);
+  } else {
+    return W(0.5) * x * (W(1) + std::tanh(u));
+  }
 }
 
 template <class W>
 W gelu_grad(W x) {
   const W x2 = x * x;
-  const W t = std::tanh(W(kSqrt2OverPi) * x * (W(1) + W(kGeluCubic) * x2));
+  const W u = W(kSqrt2OverPi) * x * (W(1) + W(kGeluCubic) * x2);
   const W du = W(kSqrt2OverPi) * (W(1) + W(3.0 * kGeluCubic) * x2);
-  return W(0.5) * (W(1) + t) + W(0.5) * x * (W(1) - t * t) * du;
+  if constexpr (std::is_same_v<W, float>) {
+    const float s = sigmoid_2u(u);
+    return s + 2.0f * x * s * (1.0f - s) * du;
+  } else {
+    const W t = std::tanh(u);
+    return W(0.5) * (W(1) + t) + W(0.5) * x * (W(1) - t * t) * du;
+  }
 }
 
 // Whether BLAS can read the stored operand in place (else it is gathered into a W buffer).
@@ -246,8 +300,11 @@ class Runner {
     const int max_threads = omp_get_max_threads();
     const double product =
         static_cast<double>(p_.m) * static_cast<double>(p_.n) * static_cast<double>(p_.k);
-    // Small products: OpenBLAS would run each on one thread, so spread the items instead.
-    if (p_.batch > 1 && product < kSmallProduct && max_threads > 1) {
+    // Small products: OpenBLAS would run each on one thread, so spread the items instead, when
+    // they are worth a pool's wake (a multiply-add counts a quarter of an element operation).
+    const double batch_work = product * static_cast<double>(p_.batch) / 4.0;
+    if (p_.batch > 1 && product < kSmallProduct && max_threads > 1 &&
+        pass_threads(batch_work, max_threads) > 1) {
       const int lanes_n = static_cast<int>(std::min<int64_t>(max_threads, p_.batch));
       std::vector<Lane> lanes;
       lanes.reserve(lanes_n);
@@ -394,8 +451,11 @@ class Runner {
     const int64_t chunks = t.bgrad_d ? std::min(m, kBgradChunks) : m;
     double* partial = lane.partial.data();
     if constexpr (t.bgrad_d) std::fill(lane.partial.begin(), lane.partial.end(), 0.0);
-    const int threads = m * n >= kParallelElements ? lane.threads : 1;
-#pragma omp parallel for num_threads(threads) schedule(static)
+    const double work = static_cast<double>(m) * static_cast<double>(n) *
+                        (1.0 + (t.act == Act::gelu ? kGeluWork : 0.0) +
+                         (t.grad == Act::gelu ? kGeluWork : 0.0));
+    const int threads = pass_threads(work, lane.threads);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int64_t c = 0; c < chunks; ++c) {
       W* tmp = lane.rows.data() + static_cast<int64_t>(omp_get_thread_num()) * n;
       for (int64_t i = c * m / chunks; i < (c + 1) * m / chunks; ++i) {
@@ -459,8 +519,9 @@ class Runner {
         for (int64_t o = 0; o < outer; ++o) acc[o] += static_cast<double>(line[o]);
       }
     } else {
-      const int threads = outer * count >= kParallelElements ? lane.threads : 1;
-#pragma omp parallel for num_threads(threads) schedule(static)
+      const int threads =
+          pass_threads(static_cast<double>(outer) * static_cast<double>(count), lane.threads);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
       for (int64_t o = 0; o < outer; ++o) {
         double s = 0.0;
         for (int64_t r = 0; r < count; ++r) s += static_cast<double>(src[o * so + r * sr]);
