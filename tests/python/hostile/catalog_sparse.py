@@ -1,4 +1,4 @@
-"""gl.sparse: csr_matrix, from_dense, A @ x, A @ B, A @ sparse, matvec, spmm, sddmm, spgemm,
+"""gl.sparse: csr_matrix, as_csr, from_dense, A @ x, A @ B, A @ sparse, matvec, spmm, sddmm, spgemm,
 spsolve, DirectSolver; reference SciPy on a checked copy of the matrix (``check_format(
 full_check=True)``, so a malformed matrix makes the reference raise)."""
 
@@ -77,6 +77,14 @@ def _vec(d: dict, name: str = "b") -> np.ndarray:
     if v.dtype.kind not in "biufc" or v.ndim != 1:
         raise TypeError(f"{name} must be a numeric vector")
     return v
+
+
+def _ref_as_csr(d: dict) -> Any:
+    """as_csr converts sparse matrices only (dense arrays, lists and tuples are errors)."""
+    A = d["A"]
+    if not (sp.issparse(A) or is_torch(A) or isinstance(A, (gl.sparse.csr_matrix, Duck))):
+        raise TypeError("not a sparse matrix")
+    return dense_of(A)
 
 
 def check_matrix(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
@@ -277,6 +285,8 @@ def entries() -> list[Entry]:
                                       shape=d["A"].shape),
               lambda d: dense_of(d["A"]), check_matrix,
               (Arg("A", "sparse", aliases=A.aliases, only=TUPLE_MUTATIONS),)),
+        Entry("sparse.as_csr", "sparse.as_csr", lambda g: {"A": spd_csr(g)},
+              lambda d: Sp.as_csr(d["A"], "sparse.as_csr"), _ref_as_csr, check_matrix, (A,)),
         Entry("sparse.from_dense", "sparse.from_dense",
               lambda g: {"x": spd_csr(g, 8).toarray()}, lambda d: Sp.from_dense(d["x"]),
               lambda d: np.asarray(as_np(d["x"])) + 0.0, check_matrix, (Arg("x", "mat"),)),

@@ -7,7 +7,7 @@ its reference (NumPy/SciPy, float64 inputs) on the same arguments. The call must
     accepts the input, or
 (b) raise an exception that is a gl.Error AND a builtin (ValueError, TypeError, MemoryError,
     NotImplementedError; numpy.linalg.LinAlgError is a ValueError), whose message starts with
-    "[<op>]" and names the argument,
+    the operation ("[<op>] ..." or "<op>: ...") and names the argument,
 
 leave every input unchanged and print nothing (stdout/stderr at the file-descriptor level). A
 reference that raises means the input is bad: then only (b) passes. Inputs that NumPy accepts and
@@ -260,10 +260,19 @@ def names_in(message: str, names: str | tuple[str, ...] | None) -> bool:
     return False
 
 
+def starts_with_op(message: str, op: str) -> bool:
+    """Whether message starts by naming the operation: "[op] ..." (the library's form) or
+    "op: ..." (issue 17's), op optionally written with "gl." or "gpula." in front."""
+    for name in (op, f"gl.{op}", f"gpula.{op}"):
+        if message.startswith((f"[{name}]", f"{name}:")):
+            return True
+    return False
+
+
 def judge_error(e: BaseException, op: str | tuple[str, ...], mention: Any,
                 extra: Any = None) -> tuple[str, str] | None:
     """(kinds, detail) of what is wrong with an exception raised by gpula, or None when it keeps
-    the contract: a gl.Error and a builtin, "[op]" first, naming the argument (and, for some
+    the contract: a gl.Error and a builtin, the operation first, naming the argument (and, for some
     mutations, the offending value: ``extra``). kinds joins every problem found with "+":
     untyped (not a gpula exception), not-gl.Error (a gpula class outside the gl.Error
     hierarchy), not-builtin, prefix, no-arg, no-value."""
@@ -275,7 +284,7 @@ def judge_error(e: BaseException, op: str | tuple[str, ...], mention: Any,
     elif not isinstance(e, ALLOWED_BUILTINS):
         kinds.append("not-builtin")
     ops = (op,) if isinstance(op, str) else op
-    if not any(msg.startswith(f"[{o}]") for o in ops):
+    if not any(starts_with_op(msg, o) for o in ops):
         kinds.append("prefix")
     elif not names_in(msg, mention):
         kinds.append("no-arg")

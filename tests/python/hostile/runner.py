@@ -13,6 +13,7 @@ and prints the failures grouped by kind.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import logging
 import os
@@ -27,6 +28,8 @@ from typing import Any
 
 CHUNK = 160
 JOBS = 2
+SELFTEST = "selftest|"  # the runner's own test cases: ok, ok2, segfault, hang
+SELFTEST_TIMEOUT = 5.0
 START_TIMEOUT = 120.0  # a worker's imports, on a loaded machine
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -108,6 +111,8 @@ def _describe(rc: int | None) -> str:
 
 
 def _timeout(case_id: str) -> float:
+    if case_id.startswith(SELFTEST):
+        return SELFTEST_TIMEOUT
     from . import catalog
 
     return catalog.case(case_id).entry.timeout
@@ -212,6 +217,16 @@ def _isolate(done: list[str], culprit: str | None, how: str, seed: int, env: dic
 # The worker side
 
 
+def _selftest(case_id: str) -> dict:
+    """The runner's own cases (test_hostile_api checks that a crash and a hang are named)."""
+    what = case_id[len(SELFTEST):]
+    if what == "segfault":
+        ctypes.string_at(0)
+    elif what == "hang":
+        time.sleep(10 * SELFTEST_TIMEOUT)
+    return {"status": "ok", "kind": "", "detail": ""}
+
+
 def worker_main() -> None:
     seed = int(sys.argv[-1])
     proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -224,7 +239,10 @@ def worker_main() -> None:
         proto.write(f"S {line}\n")
         proto.flush()
         t0 = time.monotonic()
-        verdict = judge.run_case(catalog.case(line), seed)
+        if line.startswith(SELFTEST):
+            verdict = _selftest(line)
+        else:
+            verdict = judge.run_case(catalog.case(line), seed)
         verdict["seconds"] = round(time.monotonic() - t0, 4)
         proto.write("R " + json.dumps({"id": line, **verdict}) + "\n")
         proto.flush()
