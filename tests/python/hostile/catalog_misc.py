@@ -16,8 +16,8 @@ D = gl.distributed
 
 
 def _int_ok(*vals: Any) -> None:
-    for v in vals:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+    for v in vals:  # bool is an int to Python (operator.index(True) == 1): either answer is fine
+        if not isinstance(v, (int, np.integer)):
             raise TypeError("an int")
         if not -(2**63) <= int(v) < 2**63:
             raise ValueError("out of int64")
@@ -65,7 +65,14 @@ def _l2g(l: int, nb: int, iproc: int, isrc: int, nprocs: int) -> int:  # noqa: E
     _proc_ok(nb, nprocs, iproc, isrc)
     if l < 0:
         raise ValueError("l < 0")
-    return ((l // nb) * nprocs + (nprocs + iproc - isrc) % nprocs) * nb + l % nb
+    return _in_int64(((l // nb) * nprocs + (nprocs + iproc - isrc) % nprocs) * nb + l % nb)
+
+
+def _in_int64(v: int) -> int:
+    """An index past int64 is an error (OverflowError is not a typed error; no wrap-around)."""
+    if not -(2**63) <= v < 2**63:
+        raise ValueError("result out of int64")
+    return v
 
 
 def _index_entry(name: str, f: Any, params: tuple[str, ...], values: tuple[int, ...]) -> Entry:
@@ -79,7 +86,7 @@ def _index_entry(name: str, f: Any, params: tuple[str, ...], values: tuple[int, 
 
 def _scatter_ref(d: dict) -> Any:
     a = np.asarray(as_np(d["a"]))
-    if a.shape != (5, 4) or a.dtype.kind not in "fc":
+    if a.shape != (5, 4) or a.dtype.kind not in "biufc":
         raise ValueError("a must be (5, 4)")
     rows = [i for i in range(5) if (i // 2) % 2 == d["prow"]]
     return np.asfortranarray(a[rows, :])
@@ -93,7 +100,9 @@ def _gather_ref(d: dict) -> Any:
     local, out = np.asarray(as_np(d["local"])), np.asarray(as_np(d["out"]))
     if local.shape != (2, 4) or out.shape != (5, 4) or local.dtype != out.dtype:
         raise ValueError("shapes")
-    r = np.zeros((5, 4))
+    if not out.flags.writeable:
+        raise ValueError("out is read-only")
+    r = out.copy()  # rows owned by other processes keep out's values
     r[[2, 3], :] = local
     return r
 
@@ -109,6 +118,8 @@ def _level_ref(d: dict) -> Any:
         if not isinstance(value, int):
             raise ValueError("unknown level")
         return value
+    if isinstance(v, bool):
+        raise TypeError("a bool is not a level")
     _int_ok(v)
     if not 0 <= v < 2**31:
         raise ValueError("level out of range")
@@ -117,7 +128,7 @@ def _level_ref(d: dict) -> Any:
 
 def _level_after(d: dict, raised: bool) -> str | None:
     logger = logging.getLogger("gpula")
-    level = logger.level
+    level = d["level_seen"] = logger.level  # for _level_check, which runs after the reset below
     try:
         if raised and level != d["before"]:
             return f"failed call left the level at {level} (was {d['before']})"
@@ -132,7 +143,7 @@ def _level_after(d: dict, raised: bool) -> str | None:
 
 
 def _level_check(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
-    level = logging.getLogger("gpula").level
+    level = d["level_seen"]
     return None if level == ref else f"level {level}, expected {ref}"
 
 

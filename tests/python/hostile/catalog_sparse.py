@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import gpula as gl
 
 from .core import Arg, Entry, NonFinite, Opt, as_np, close, first, is_torch
-from .mutations import Duck
+from .mutations import Duck, raw_csr
 
 N = 64
 # Mutations that keep a (data, indices, indptr) triple, for the tuple form of csr_matrix.
@@ -55,6 +55,9 @@ def checked(A: Any) -> Any:
         if a.ndim != 2 or a.dtype.kind not in "biufc":
             raise TypeError("not a matrix")
         return a
+    if A.format == "csr" and (A.data.dtype == np.float16 or not A.data.dtype.isnative):
+        # SciPy refuses these value dtypes; gpula may convert them (or raise a typed error)
+        A = raw_csr(A.data.astype(np.float64), A.indices, A.indptr, A.shape)
     c = A.tocsr(copy=True)
     c.check_format(full_check=True)
     return c
@@ -76,7 +79,7 @@ def _vec(d: dict, name: str = "b") -> np.ndarray:
     v = np.asarray(as_np(d[name]))
     if v.dtype.kind not in "biufc" or v.ndim != 1:
         raise TypeError(f"{name} must be a numeric vector")
-    return v
+    return v.astype(np.float32) if v.dtype == np.float16 else v  # NumPy's solvers refuse float16
 
 
 def _ref_as_csr(d: dict) -> Any:
@@ -253,6 +256,18 @@ def _ref_spgemm(d: dict) -> Any:
     return (a @ b).toarray()
 
 
+def _ref_a_at(d: dict) -> Any:
+    """G @ B: a sparse product for a sparse B, a dense one for a dense B."""
+    b = checked(d["B"])
+    return (d["S"] @ b).toarray() if sp.issparse(b) else np.asarray(d["S"] @ b)
+
+
+def _check_a_at(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
+    if isinstance(d["B"], np.ndarray) or is_torch(d["B"]):
+        return check_dense(r, ref, d, strict)
+    return check_matrix(r, ref, d, strict)
+
+
 def _changed_after(field: str, value: Any) -> Any:
     """A @ x after the scipy matrix's arrays were changed in place (they may be shared): the
     product of the old matrix, or the new values for a data change, or a typed error."""
@@ -303,8 +318,8 @@ def entries() -> list[Entry]:
               (Arg("B", "mat", huge=lambda v: np.broadcast_to(v[:, :1], (N, 10**5))),)),
         Entry("sparse.A@sparse", ("sparse.matmul", "sparse.spgemm"),
               lambda g: {**_with_gl(g), "B": nonsym_csr(g)},
-              lambda d: d["G"] @ d["B"], lambda d: _ref_spgemm({**d, "A": d["S"]}),
-              check_matrix, (Arg("B", "sparse", aliases=A.aliases),)),
+              lambda d: d["G"] @ d["B"], _ref_a_at, _check_a_at,
+              (Arg("B", "sparse", aliases=A.aliases),)),
         Entry("sparse.spmm", "sparse.spmm",
               lambda g: {"A": spd_csr(g), "B": g.standard_normal((N, 3)), "kw": {}},
               lambda d: Sp.spmm(d["A"], d["B"], **d["kw"]), _ref_spmm, check_dense,
@@ -358,5 +373,5 @@ def entries() -> list[Entry]:
         out.append(Entry(
             f"sparse.A@x[scipy {field} changed after construction]", "sparse.matmul",
             _with_gl, _changed_after(field, value), lambda d: d["S"] @ d["x"], _check_changed,
-            mention=(field, "A"), outputs=("S",)))
+            mention=(field, "A"), outputs=("S", "G")))  # the call itself changes S (and G's shared data)
     return out

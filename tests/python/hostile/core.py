@@ -6,7 +6,7 @@ its reference (NumPy/SciPy, float64 inputs) on the same arguments. The call must
 (a) return what the reference returns (checked by the Entry's ``check``), where the reference
     accepts the input, or
 (b) raise an exception that is a gl.Error AND a builtin (ValueError, TypeError, MemoryError,
-    NotImplementedError; numpy.linalg.LinAlgError is a ValueError), whose message starts with
+    NotImplementedError, RuntimeError; numpy.linalg.LinAlgError is a ValueError), whose message starts with
     the operation ("[<op>] ..." or "<op>: ...") and names the argument,
 
 leave every input unchanged and print nothing (stdout/stderr at the file-descriptor level). A
@@ -29,7 +29,10 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 import gpula as gl
 
-ALLOWED_BUILTINS = (ValueError, TypeError, MemoryError, NotImplementedError)
+# The builtins a gl.Error must also be (common.md's hierarchy: InvalidArgument is a ValueError,
+# DTypeError a TypeError, OutOfMemory a MemoryError, LinAlgError numpy's (a ValueError),
+# NotSupported and vendor errors RuntimeErrors).
+ALLOWED_BUILTINS = (ValueError, TypeError, MemoryError, NotImplementedError, RuntimeError)
 
 
 class NotApplicable(Exception):
@@ -206,8 +209,8 @@ def close(x: Any, ref: Any, what: str = "result", tol: float | None = None) -> s
         return f"{what} shape {xn.shape}, reference {rn.shape}"
     if tol is None:
         tol = max(tol_of(xn.dtype), tol_of(rn.dtype))
-    xf = xn.astype(np.complex128 if np.iscomplexobj(xn) or np.iscomplexobj(rn) else np.float64)
-    rf = rn.astype(xf.dtype)
+    ct = np.complex128 if np.iscomplexobj(xn) or np.iscomplexobj(rn) else np.float64
+    xf, rf = np.atleast_1d(xn.astype(ct)), np.atleast_1d(rn.astype(ct))  # 0-d: masks index
     xnan, rnan = np.isnan(xf), np.isnan(rf)
     if not np.array_equal(xnan, rnan):
         return f"{what} has NaN at {int(xnan.sum())} places, reference at {int(rnan.sum())}"

@@ -125,7 +125,7 @@ def _arrays(S: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return S.data.copy(), S.indices.copy(), S.indptr.copy()
 
 
-def _raw(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple) -> Any:
+def raw_csr(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple) -> Any:
     """A scipy CSR matrix over exactly these arrays, with no checks (malformed ones too)."""
     m = sp.csr_matrix(shape)
     m.data, m.indices, m.indptr = data, indices, indptr
@@ -135,7 +135,7 @@ def _raw(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple
 def _with(S: Any, edit: Callable[[np.ndarray, np.ndarray, np.ndarray], None]) -> Any:
     d, i, p = _arrays(S)
     edit(d, i, p)
-    return _raw(d, i, p, S.shape)
+    return raw_csr(d, i, p, S.shape)
 
 
 def _set(a: np.ndarray, k: int, value: Any) -> None:
@@ -147,7 +147,7 @@ def _unsorted(S: Any) -> Any:
     r = int(np.argmax(np.diff(p) >= 2))
     lo, hi = p[r], p[r + 1]
     d[lo:hi], i[lo:hi] = d[lo:hi][::-1].copy(), i[lo:hi][::-1].copy()
-    return _raw(d, i, p, S.shape)
+    return raw_csr(d, i, p, S.shape)
 
 
 def _duplicates(S: Any) -> Any:
@@ -159,13 +159,13 @@ def _duplicates(S: Any) -> Any:
     i = np.insert(i, 1, i[0])
     p = p.copy()
     p[1:] += 1
-    return _raw(d, i, p, S.shape)
+    return raw_csr(d, i, p, S.shape)
 
 
 def _nonmono(S: Any) -> Any:
     d, i, p = _arrays(S)
     p[1], p[2] = p[2], p[1]
-    return _raw(d, i, p, S.shape)
+    return raw_csr(d, i, p, S.shape)
 
 
 class Duck:
@@ -191,7 +191,7 @@ def _torch_coo(S: Any) -> Any:
 
 def _readonly_csr(S: Any) -> Any:
     d, i, p = (_readonly(x) for x in _arrays(S))
-    return _raw(d, i, p, S.shape)
+    return raw_csr(d, i, p, S.shape)
 
 
 SPARSE_BAD = {
@@ -212,10 +212,10 @@ SPARSE_VALID = {
     "duplicates": _duplicates,
     "empty": lambda S: sp.csr_matrix((0, 0)),
     "zero_nnz": lambda S: sp.csr_matrix(S.shape),
-    "int_data": lambda S: _raw(_ints(S.data, np.int64), *_arrays(S)[1:], S.shape),
-    "f16_data": lambda S: _raw(S.data.astype(np.float16), *_arrays(S)[1:], S.shape),
-    "bigendian": lambda S: _raw(S.data.astype(">f8"), *_arrays(S)[1:], S.shape),
-    "int64_index": lambda S: _raw(S.data.copy(), S.indices.astype(np.int64),
+    "int_data": lambda S: raw_csr(_ints(S.data, np.int64), *_arrays(S)[1:], S.shape),
+    "f16_data": lambda S: raw_csr(S.data.astype(np.float16), *_arrays(S)[1:], S.shape),
+    "bigendian": lambda S: raw_csr(S.data.astype(">f8"), *_arrays(S)[1:], S.shape),
+    "int64_index": lambda S: raw_csr(S.data.copy(), S.indices.astype(np.int64),
                                   S.indptr.astype(np.int64), S.shape),
     "readonly": _readonly_csr,
     "csc": lambda S: S.tocsc(),

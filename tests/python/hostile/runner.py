@@ -14,6 +14,7 @@ and prints the failures grouped by kind.
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import json
 import logging
 import os
@@ -230,6 +231,8 @@ def _selftest(case_id: str) -> dict:
 def worker_main() -> None:
     seed = int(sys.argv[-1])
     proto = os.fdopen(os.dup(1), "w", buffering=1)
+    # A crash's traceback goes to the real stderr, not to a case's captured output.
+    faulthandler.enable(file=os.fdopen(os.dup(2), "w"))
     logging.getLogger("gpula").addHandler(logging.NullHandler())  # logs are not stderr prints
     from . import catalog, judge
 
@@ -261,14 +264,23 @@ def failures(results: dict[str, dict]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    """[--seed N] [--json FILE] [ids or entry names...]"""
     from . import catalog
 
     seed = int(os.environ.get("GPULA_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
-    if argv[:1] == ["--seed"]:
-        seed, argv = int(argv[1]), argv[2:]
+    dump = None
+    while argv[:1] in (["--seed"], ["--json"]):
+        if argv[0] == "--seed":
+            seed = int(argv[1])
+        else:
+            dump = argv[1]
+        argv = argv[2:]
     ids = [i for i in catalog.cases() if not argv or i in argv or catalog.entry_of(i) in argv]
     t0 = time.monotonic()
     results = run(ids, seed)
+    if dump:
+        with open(dump, "w") as f:
+            json.dump(results, f, indent=0)
     by_kind: dict[str, list[str]] = {}
     for line in failures(results):
         by_kind.setdefault(line.split(": ", 2)[1], []).append(line)
