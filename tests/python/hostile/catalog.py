@@ -39,6 +39,8 @@ def all_mutations(e: Entry, name: str) -> dict[str, str]:
 
 
 def _applies(e: Entry, arg: Arg, name: str, base: dict) -> bool:
+    if arg.only is not None and name not in arg.only:
+        return False
     try:
         mutations.get(arg, name)(base[arg.name], arg)
     except NotApplicable:
@@ -65,7 +67,7 @@ def cases() -> dict[str, Case]:
             add(Case(f"{e.name}|opt:{o.label}", e, "opt", opt=o))
         if array_args(e):
             for m in ALL:
-                if m == "torch" and not HAS_TORCH:
+                if m == "torch" and not (HAS_TORCH and e.all_torch):
                     continue
                 if all(_applies(e, a, am, base) for a in array_args(e)
                        for an, am in all_mutations(e, m).items() if an == a.name):

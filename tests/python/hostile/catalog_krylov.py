@@ -151,7 +151,7 @@ def entries() -> list[Entry]:
     out += [
         Entry("sparse.linalg.cg[LinearOperator]", "sparse.linalg.cg",
               _linop(lambda S: (lambda x: S @ x)), cg, _ref, check_krylov, (Arg("b", "vec"),),
-              numpy_inputs=True),
+              numpy_inputs=True, all_torch=False),  # the user's matvec is NumPy's
         Entry("sparse.linalg.cg[scipy LinearOperator]", "sparse.linalg.cg",
               lambda g: {**_make("cg")(g), "A": ssla.aslinearoperator(spd_csr(g))},
               cg, lambda d: _ref({**d, "dense": d["A"].A.toarray()}), check_krylov),

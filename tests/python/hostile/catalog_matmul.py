@@ -221,7 +221,7 @@ def entries() -> list[Entry]:
               _matmul, _ref_mm, check_mm, (A, B)),
         Entry("matmul[c, beta=1]", "matmul",
               lambda g: {**_ab(g), "c": g.standard_normal((4, 5)), "kw": {"beta": 1.0}},
-              _matmul, _ref_mm, check_mm, (A, B, Arg("c", "mat", batch=True))),
+              _matmul, _ref_mm, check_mm, (A, B, Arg("c", "mat"))),
         Entry("matmul[c without beta]", "matmul",
               lambda g: {**_ab(g), "c": g.standard_normal((4, 5))}, _matmul, None, check_mm,
               mention="beta"),

@@ -306,20 +306,21 @@ def entries() -> list[Entry]:
               lambda g: {"x": spd_csr(g, 8).toarray()}, lambda d: Sp.from_dense(d["x"]),
               lambda d: np.asarray(as_np(d["x"])) + 0.0, check_matrix, (Arg("x", "mat"),)),
         Entry("sparse.A@x", "sparse.matmul", _with_gl, lambda d: d["G"] @ d["x"],
-              _ref_matvec, check_dense, (Arg("x", "vec"),)),
+              _ref_matvec, check_dense, (Arg("x", "vec"),), all_torch=False),
         Entry("sparse.matvec", "sparse.matvec", _with_gl,
               lambda d: d["G"].matvec(d["x"], **d["kw"]), _ref_matvec, check_dense,
-              (Arg("x", "vec"),),
+              (Arg("x", "vec"),), all_torch=False,
               options=(Opt("op_T", {"op": "T"}, expect="ref"),
                        Opt("op_bogus", {"op": "X"}, mention="op"))),
         Entry("sparse.A@B", ("sparse.matmul", "sparse.spmm"),
               lambda g: {**_with_gl(g), "B": g.standard_normal((N, 3))},
               lambda d: d["G"] @ d["B"], lambda d: _ref_spmm({**d, "A": d["S"]}), check_dense,
-              (Arg("B", "mat", huge=lambda v: np.broadcast_to(v[:, :1], (N, 10**5))),)),
+              (Arg("B", "mat", huge=lambda v: np.broadcast_to(v[:, :1], (N, 10**5))),),
+              all_torch=False),
         Entry("sparse.A@sparse", ("sparse.matmul", "sparse.spgemm"),
               lambda g: {**_with_gl(g), "B": nonsym_csr(g)},
               lambda d: d["G"] @ d["B"], _ref_a_at, _check_a_at,
-              (Arg("B", "sparse", aliases=A.aliases),)),
+              (Arg("B", "sparse", aliases=A.aliases),), all_torch=False),
         Entry("sparse.spmm", "sparse.spmm",
               lambda g: {"A": spd_csr(g), "B": g.standard_normal((N, 3)), "kw": {}},
               lambda d: Sp.spmm(d["A"], d["B"], **d["kw"]), _ref_spmm, check_dense,
@@ -367,7 +368,7 @@ def entries() -> list[Entry]:
     for name, steps, expect, mention in DIRECT_LIFECYCLE:
         out.append(Entry(
             f"sparse.DirectSolver.{name}", "sparse.DirectSolver",
-            lambda g: {"A": spd_csr(g), "A2": spd_csr(g) * 2.0, "b": g.standard_normal(N)},
+            lambda g: (lambda S: {"A": S, "A2": S * 2.0, "b": g.standard_normal(N)})(spd_csr(g)),
             steps, _lifecycle_ref(expect), _check_lifecycle, mention=mention, outputs=("A",)))
     for field, value in (("indices", 10**8), ("indptr", 10**6), ("data", np.nan)):
         out.append(Entry(

@@ -92,6 +92,7 @@ class Entry:
     outputs: tuple[str, ...] = ()  # arguments the call writes (not checked for changes)
     after: Callable[[dict, bool], str | None] | None = None  # state check after the call
     user_error: bool = False  # the call must pass the user's own exception (a callback's) on
+    all_torch: bool = True  # every array input is an argument (so all:torch makes them all torch)
     timeout: float = 15.0
 
 

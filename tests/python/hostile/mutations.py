@@ -233,8 +233,10 @@ SPARSE_FORMS = {
     "torch_coo": lambda S: (_torch_coo(S), S),
 }
 
+# torch_csr / torch_coo / duck alone are not here: a function may refuse to mix a torch (or
+# duck-typed) matrix with NumPy operands, with a typed error; all:torch (every array torch) must work.
 SPARSE_MUST = {"unsorted", "duplicates", "int64_index", "readonly", "csc", "coo", "csr_array",
-               "gl_csr", "duck", "torch_csr", "torch_coo"}
+               "gl_csr"}
 
 
 def sparse(name: str) -> Mutation:

@@ -27,7 +27,7 @@ import time
 from collections import deque
 from typing import Any
 
-CHUNK = 160
+CHUNK = 300
 JOBS = 2
 SELFTEST = "selftest|"  # the runner's own test cases: ok, ok2, segfault, hang
 SELFTEST_TIMEOUT = 5.0
@@ -122,8 +122,10 @@ def _timeout(case_id: str) -> float:
 def run(ids: list[str], seed: int, jobs: int = JOBS, chunk: int = CHUNK) -> dict[str, dict]:
     """Verdicts of the cases ids (see hostile.judge), crashes and hangs included."""
     env = _env()
+    ids = sorted(ids, key=_needs_torch)  # stable: torch's import (seconds) in as few workers as can be
     queue = deque(ids[i:i + chunk] for i in range(0, len(ids), chunk))
     results: dict[str, dict] = {}
+    alone: set[str] = set()  # cases re-run alone after their worker died running them
     crashes: list[tuple[list[str], str | None, str]] = []
     sel = selectors.DefaultSelector()
     live: list[Worker] = []
@@ -143,10 +145,17 @@ def run(ids: list[str], seed: int, jobs: int = JOBS, chunk: int = CHUNK) -> dict
             live.remove(w)
             results.update(w.results)
             if rc != 0 or not w.finished:
-                crashes.append((list(w.done), w.current, f"{_describe(rc)}: {w.stderr_tail()}"))
+                how = f"{_describe(rc)}: {w.stderr_tail()}"
+                if w.current in alone:  # it dies on its own: its own crash
+                    results[w.current] = _crash(how)
+                    continue
+                crashes.append((list(w.done), w.current, how))
                 rest = w.remaining()
                 if rest:
                     queue.appendleft(rest)
+                if w.current is not None:  # first, alone, while the other workers go on
+                    alone.add(w.current)
+                    queue.appendleft([w.current])
         now = time.monotonic()
         for w in list(live):
             limit = _timeout(w.current) if w.current else START_TIMEOUT if not w.done else 60.0
@@ -164,6 +173,10 @@ def run(ids: list[str], seed: int, jobs: int = JOBS, chunk: int = CHUNK) -> dict
     for done, culprit, how in crashes:
         _isolate(done, culprit, how, seed, env, results)
     return results
+
+
+def _needs_torch(case_id: str) -> bool:
+    return "torch" in case_id.split("|", 1)[-1]
 
 
 def _crashes(ids: list[str], seed: int, env: dict[str, str]) -> tuple[bool, str, dict]:
@@ -192,14 +205,10 @@ def _crash(detail: str) -> dict:
 
 def _isolate(done: list[str], culprit: str | None, how: str, seed: int, env: dict[str, str],
              results: dict[str, dict]) -> None:
-    """Names the case behind a dead worker: the running case if it dies alone, else the earlier
-    case (found by bisection) after which it dies."""
-    if culprit is not None:
-        dies, alone, verdicts = _crashes([culprit], seed, env)
-        if dies:
-            results[culprit] = _crash(alone)
-            return
-        results.update(verdicts)
+    """Names the case behind a dead worker: the running case if it died alone (run() re-ran it
+    so), else the earlier case (found by bisection) after which it dies."""
+    if culprit is not None and results.get(culprit, {}).get("kind") in ("crash", "hang"):
+        return
     tail = [culprit] if culprit else []
     candidates = list(done)
     while len(candidates) > 1:
