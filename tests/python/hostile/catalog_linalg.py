@@ -14,7 +14,7 @@ import scipy.linalg as sla
 
 import gpula as gl
 
-from .core import Arg, Entry, Opt, as_np, close, dtype_check, finite_check, first
+from .core import WITH_GPU, Arg, Entry, Opt, as_np, close, dtype_check, finite_check, first
 
 N = 4
 
@@ -79,7 +79,7 @@ def _std_opts(*, info: bool = True) -> tuple[Opt, ...]:
         Opt("device_bogus", {"device": "tpu"}, mention="device"),
         Opt("fallback_bogus", {"fallback": "gpu"}, mention="fallback"),
         Opt("stream_bogus", {"stream": "abc"}, mention="stream"),
-        Opt("device_cuda", {"device": "cuda"}, mention=("cuda", "device")),
+        Opt("device_cuda", {"device": "cuda"}, expect=WITH_GPU, mention=("cuda", "device")),
         Opt("unknown_kw", {"foo": 1}, expect="signature", mention="foo"),
         Opt("check_finite_false", {"check_finite": False}, expect="ref"),
         Opt("check_finite_bogus", {"check_finite": "yes"}, mention="check_finite"),

@@ -10,7 +10,7 @@ import numpy as np
 
 import gpula as gl
 
-from .core import Arg, Entry, Opt, as_np, close, dtype_check, first
+from .core import WITH_GPU, Arg, Entry, Opt, as_np, close, dtype_check, first
 
 
 def _huge_rows(v: np.ndarray) -> np.ndarray:
@@ -60,7 +60,8 @@ _OPTS = (
     Opt("result_type_bogus", {"options": {"result_type": "bogus"}}, mention="result_type"),
     Opt("scale_type_object", {"options": {"scale_type": object}}, mention="scale_type"),
     Opt("device_bogus", {"options": {"device": "tpu"}}, mention="device"),
-    Opt("device_cuda", {"options": {"device": "cuda"}}, mention=("cuda", "device")),
+    Opt("device_cuda", {"options": {"device": "cuda"}}, expect=WITH_GPU,
+        mention=("cuda", "device")),
     Opt("fallback_bogus", {"options": {"fallback": "gpu"}}, mention="fallback"),
     Opt("blocking_bogus", {"options": {"blocking": "x"}}, mention="blocking"),
     Opt("logger_bogus", {"options": {"logger": 5}}, mention="logger"),

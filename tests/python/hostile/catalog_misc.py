@@ -10,7 +10,7 @@ import numpy as np
 
 import gpula as gl
 
-from .core import Arg, Entry, Opt, as_np, close
+from .core import HAS_CUDA, Arg, Entry, Opt, as_np, close
 
 D = gl.distributed
 
@@ -251,7 +251,7 @@ def entries() -> list[Entry]:
     ]
     # Without a GPU the distributed solvers must refuse with a typed error naming the operation
     # (NotSupported); their argument cases apply only where they run.
-    gpu = gl.devices()["cuda_device_count"] > 0
+    gpu = HAS_CUDA
     for kind in ("cholesky", "solve", "eigh"):
         make = (lambda g: {"a": _spd(g), "b": g.standard_normal(4)}) if kind == "solve" else (
             lambda g: {"a": _spd(g)})

@@ -29,6 +29,10 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 import gpula as gl
 
+# device="cuda" and GPU-only options are valid where a GPU is; elsewhere a typed error.
+HAS_CUDA = gl.devices()["cuda_device_count"] > 0
+WITH_GPU = "ref" if HAS_CUDA else "raise"
+
 # The builtins a gl.Error must also be (common.md's hierarchy: InvalidArgument is a ValueError,
 # DTypeError a TypeError, OutOfMemory a MemoryError, LinAlgError numpy's (a ValueError),
 # NotSupported and vendor errors RuntimeErrors).
