@@ -42,7 +42,7 @@ def verdicts(request: pytest.FixtureRequest) -> dict[str, dict]:
 @pytest.mark.parametrize("case_id", IDS)
 def test_hostile(case_id: str, verdicts: dict[str, dict]) -> None:
     r = verdicts.get(case_id)
-    assert r is not None, f"{case_id}: no verdict came back from the workers (GPULA_TEST_SEED={SEED})"
+    assert r is not None, f"{case_id}: no verdict from the workers (GPULA_TEST_SEED={SEED})"
     if r["status"] != "ok":
         pytest.fail(f"{case_id}: {r['kind']}: {r['detail']} (GPULA_TEST_SEED={SEED})",
                     pytrace=False)

@@ -1,4 +1,5 @@
-"""The hostile-input suite over gpula's public API (issue 17), driven by tests/python/test_hostile_api.py.
+"""The hostile-input suite over gpula's public API (issue 17), driven by
+tests/python/test_hostile_api.py.
 
 - ``core``: the case model (Entry, Case), the contract a case is judged by, comparison helpers.
 - ``mutations``: what is done to each array argument (NaN, empty, odd strides, wrong types, ...).

@@ -374,5 +374,5 @@ def entries() -> list[Entry]:
         out.append(Entry(
             f"sparse.A@x[scipy {field} changed after construction]", "sparse.matmul",
             _with_gl, _changed_after(field, value), lambda d: d["S"] @ d["x"], _check_changed,
-            mention=(field, "A"), outputs=("S", "G")))  # the call itself changes S (and G's shared data)
+            mention=(field, "A"), outputs=("S", "G")))  # the call changes S (G shares its data)
     return out

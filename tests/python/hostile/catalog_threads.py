@@ -110,7 +110,8 @@ def _direct_one(d: dict) -> Any:
 def entries() -> list[Entry]:
     mm_ref = lambda d: [d["a"][0] @ d["b"][0]] * THREADS  # noqa: E731
     mm_refs = lambda d: [d["a"][i] @ d["b"][i] for i in range(THREADS)]  # noqa: E731
-    solve_refs = lambda d: [np.linalg.solve(d["a"][i], d["b"][i]) for i in range(THREADS)]  # noqa: E731
+    solve_refs = lambda d: [np.linalg.solve(d["a"][i], d["b"][i])  # noqa: E731
+                            for i in range(THREADS)]
     spmv_refs = lambda d: [d["S"] @ d["x"][i] for i in range(THREADS)]  # noqa: E731
     mk = lambda g: _inputs(g, (64, 48), (48, 80))  # noqa: E731
     return [

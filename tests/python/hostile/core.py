@@ -6,8 +6,8 @@ its reference (NumPy/SciPy, float64 inputs) on the same arguments. The call must
 (a) return what the reference returns (checked by the Entry's ``check``), where the reference
     accepts the input, or
 (b) raise an exception that is a gl.Error AND a builtin (ValueError, TypeError, MemoryError,
-    NotImplementedError, RuntimeError; numpy.linalg.LinAlgError is a ValueError), whose message starts with
-    the operation ("[<op>] ..." or "<op>: ...") and names the argument,
+    NotImplementedError, RuntimeError; numpy.linalg.LinAlgError is a ValueError), whose message
+    starts with the operation ("[<op>] ..." or "<op>: ...") and names the argument,
 
 leave every input unchanged and print nothing (stdout/stderr at the file-descriptor level). A
 reference that raises means the input is bad: then only (b) passes. Inputs that NumPy accepts and
@@ -51,7 +51,8 @@ class NonFinite(Exception):
 @dataclasses.dataclass(frozen=True)
 class Arg:
     """An argument the mutations work on. kind: "mat" (..., m, n), "vec" (n,), "sparse" (a
-    scipy CSR matrix), "piv" (LAPACK pivots), "int" (a Python int). batch: leading batch dimensions are accepted.
+    scipy CSR matrix), "piv" (LAPACK pivots), "int" (a Python int). batch: leading batch
+    dimensions are accepted.
     huge: makes a huge zero-stride view of the value (None: no such case)."""
 
     name: str
@@ -127,7 +128,7 @@ def is_torch(x: Any) -> bool:
 
 
 def as_np(x: Any) -> Any:
-    """Arrays of any kind (torch, gl csr_matrix, scipy sparse) as NumPy; other values as they are."""
+    """Arrays of any kind (torch, gl csr_matrix, scipy sparse) as NumPy; other values as is."""
     if is_torch(x):
         if x.layout != torch_module().strided:
             x = x.to_dense()

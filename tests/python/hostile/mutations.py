@@ -84,7 +84,8 @@ DENSE: dict[str, Callable[[np.ndarray, Arg], Any]] = {
     "empty_rows": lambda v, a: (_need(a.kind == "mat"), _empty(v, (-2,)))[1],
     "empty_cols": lambda v, a: (_need(a.kind == "mat"), _empty(v, (-1,)))[1],
     "empty_batch": lambda v, a: (_need(a.batch), np.zeros((0, *v.shape), v.dtype))[1],
-    "zero_stride": lambda v, a: np.broadcast_to(v[..., :1, :] if a.kind == "mat" else v[:1], v.shape),
+    "zero_stride": lambda v, a: np.broadcast_to(v[..., :1, :] if a.kind == "mat" else v[:1],
+                                                v.shape),
     "bcast_batch": lambda v, a: (_need(a.batch), np.broadcast_to(v, (3, *v.shape)))[1],
     "huge": lambda v, a: (_need(a.huge is not None), a.huge(v))[1],
     "negstride": lambda v, a: _negstride(v),
@@ -234,7 +235,7 @@ SPARSE_FORMS = {
 }
 
 # torch_csr / torch_coo / duck alone are not here: a function may refuse to mix a torch (or
-# duck-typed) matrix with NumPy operands, with a typed error; all:torch (every array torch) must work.
+# duck-typed) matrix with NumPy operands, with a typed error; all:torch (all torch) must work.
 SPARSE_MUST = {"unsorted", "duplicates", "int64_index", "readonly", "csc", "coo", "csr_array",
                "gl_csr"}
 

@@ -122,7 +122,7 @@ def _timeout(case_id: str) -> float:
 def run(ids: list[str], seed: int, jobs: int = JOBS, chunk: int = CHUNK) -> dict[str, dict]:
     """Verdicts of the cases ids (see hostile.judge), crashes and hangs included."""
     env = _env()
-    ids = sorted(ids, key=_needs_torch)  # stable: torch's import (seconds) in as few workers as can be
+    ids = sorted(ids, key=_needs_torch)  # stable; torch's import (seconds) in as few workers
     queue = deque(ids[i:i + chunk] for i in range(0, len(ids), chunk))
     results: dict[str, dict] = {}
     alone: set[str] = set()  # cases re-run alone after their worker died running them
