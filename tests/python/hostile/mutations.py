@@ -56,6 +56,25 @@ def _noncontig(v: np.ndarray) -> np.ndarray:
     return w[..., ::2]
 
 
+def _unaligned(v: np.ndarray) -> np.ndarray:
+    """The same values at an odd address (NumPy's flags.aligned is False)."""
+    _need(v.size > 0)
+    buf = np.zeros(v.nbytes + 1, np.uint8)
+    w = np.ndarray(v.shape, v.dtype, buffer=buf, offset=1)
+    w[...] = v
+    return w
+
+
+def _giant(v: np.ndarray, a: Arg) -> np.ndarray:
+    """The arg's huge view with its zero-stride axis 2**40 long: any copy or result is terabytes,
+    so the call must refuse (a typed error: OutOfMemory or InvalidArgument) rather than try,
+    crash or hang."""
+    _need(a.huge is not None)
+    h = a.huge(v)
+    shape = [2**40 if st == 0 and n >= 10**5 else n for n, st in zip(h.shape, h.strides)]
+    return np.lib.stride_tricks.as_strided(h, shape=shape, strides=h.strides, writeable=False)
+
+
 def _readonly(v: np.ndarray) -> np.ndarray:
     w = v.copy()
     w.flags.writeable = False
@@ -88,6 +107,8 @@ DENSE: dict[str, Callable[[np.ndarray, Arg], Any]] = {
                                                 v.shape),
     "bcast_batch": lambda v, a: (_need(a.batch), np.broadcast_to(v, (3, *v.shape)))[1],
     "huge": lambda v, a: (_need(a.huge is not None), a.huge(v))[1],
+    "giant": _giant,
+    "unaligned": lambda v, a: _unaligned(v),
     "negstride": lambda v, a: _negstride(v),
     "noncontig": lambda v, a: _noncontig(v),
     "fortran": lambda v, a: (_need(a.kind == "mat"), np.asfortranarray(v))[1],
@@ -106,7 +127,8 @@ DENSE: dict[str, Callable[[np.ndarray, Arg], Any]] = {
 }
 
 # Inputs NumPy takes that every array-taking callable must take too (result equal to NumPy's).
-LAYOUT_MUST = {"zero_stride", "bcast_batch", "negstride", "noncontig", "fortran", "readonly"}
+LAYOUT_MUST = {"zero_stride", "bcast_batch", "negstride", "noncontig", "fortran", "readonly",
+               "unaligned"}
 # ... and that the NumPy-named callables (numpy_inputs=True) must take as NumPy does.
 NUMPY_MUST = {"int32", "int64", "list"}
 
