@@ -82,6 +82,8 @@ def _summary(x: Any) -> str:
 def _mention(case: Case) -> Any:
     if case.kind == "mut":
         arg = next(a for a in case.entry.args if a.name == case.arg)
+        if case.mutation in mutations.SHAPE_CHANGES:  # a mismatch: naming either side is right
+            return tuple(n for a in case.entry.args for n in (a.name, *a.aliases))
         return (arg.name, *arg.aliases)
     if case.kind == "opt":
         return case.opt.mention

@@ -126,6 +126,9 @@ DENSE: dict[str, Callable[[np.ndarray, Arg], Any]] = {
     "dict": lambda v, a: {},
 }
 
+# Mutations that change a shape: the error may name the other argument of a mismatch.
+SHAPE_CHANGES = {"empty", "empty_rows", "empty_cols", "empty_batch", "bcast_batch", "huge", "giant"}
+
 # Inputs NumPy takes that every array-taking callable must take too (result equal to NumPy's).
 LAYOUT_MUST = {"zero_stride", "bcast_batch", "negstride", "noncontig", "fortran", "readonly",
                "unaligned"}
