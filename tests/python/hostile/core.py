@@ -278,9 +278,10 @@ def names_in(message: str, names: str | tuple[str, ...] | None) -> bool:
 
 def starts_with_op(message: str, op: str) -> bool:
     """Whether message starts by naming the operation: "[op] ..." (the library's form) or
-    "op: ..." (issue 17's), op optionally written with "gl." or "gpula." in front."""
+    "op: ..." (issue 17's), op optionally written with "gl." or "gpula." in front, or one of
+    its methods ("[matmul.reset_operands] ...")."""
     for name in (op, f"gl.{op}", f"gpula.{op}"):
-        if message.startswith((f"[{name}]", f"{name}:")):
+        if message.startswith((f"[{name}]", f"{name}:", f"[{name}.")):
             return True
     return False
 
