@@ -14,7 +14,8 @@ import scipy.linalg as sla
 
 import gpula as gl
 
-from .core import WITH_GPU, Arg, Entry, Opt, as_np, close, dtype_check, finite_check, first
+from .core import (WITH_GPU, Arg, Entry, Opt, as_np, close, dtype_check, finite_check,
+                   first, tol_of)
 
 N = 4
 
@@ -43,10 +44,13 @@ def _h(x: np.ndarray) -> np.ndarray:
 
 
 def _f(x: Any) -> np.ndarray:
-    """The reference's view of an input: NumPy, float64 for integers and bools, as NumPy does."""
+    """The reference's view of an input: NumPy, float64 for integers and bools, as NumPy does;
+    float32 for float16, as SciPy does."""
     a = np.asarray(as_np(x))
     if a.dtype.kind in "biu":
         a = a.astype(np.float64)
+    elif a.dtype == np.float16:  # SciPy's linalg promotes it (NumPy's refuses): either is fine
+        a = a.astype(np.float32)
     return a
 
 
@@ -312,7 +316,7 @@ def check_eigh(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
     a = _lower_sym(_f(d["a"]), _kw(d).get("lower", True))
     return first(close(w, ref[0], "w", tol),
                  close(v, ref[1], "v shape") if v.shape != ref[1].shape else None,
-                 close(a @ v, v * w[..., None, :], "a v - v w", tol or 1e-7))
+                 close(a @ v, v * w[..., None, :], "a v - v w", tol or max(1e-7, tol_of(w.dtype))))
 
 
 def _ref_eig(d: dict) -> Any:
@@ -333,7 +337,7 @@ def check_eig(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
     w, v = (np.asarray(as_np(x)) for x in r)
     a = _f(d["a"])
     return first(close(_sorted(w), _sorted(ref[0]), "sorted w"),
-                 close(a @ v, v * w[..., None, :], "a v - v w", 1e-7))
+                 close(a @ v, v * w[..., None, :], "a v - v w", max(1e-7, tol_of(v.dtype))))
 
 
 def _eigvals_ref(d: dict) -> Any:

@@ -116,6 +116,8 @@ def _ref_solve(d: dict) -> Any:
     _finite(a, b)
     if a.dtype.kind in "biu":
         a = a.astype(np.float64)
+    if b.dtype == np.float16:  # NumPy's solve refuses it; SciPy's spsolve promotes it
+        b = b.astype(np.float32)
     return np.linalg.solve(a, b)
 
 
