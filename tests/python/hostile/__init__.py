@@ -1,0 +1,13 @@
+"""The hostile-input suite over gpula's public API (issue 17), driven by
+tests/python/test_hostile_api.py.
+
+- ``core``: the case model (Entry, Case), the contract a case is judged by, comparison helpers.
+- ``mutations``: what is done to each array argument (NaN, empty, odd strides, wrong types, ...).
+- ``catalog_matmul`` / ``catalog_linalg`` / ``catalog_sparse`` / ``catalog_krylov`` /
+  ``catalog_misc``: every public callable with valid arguments on small fresh random inputs and
+  its NumPy/SciPy reference; ``catalog_threads``: 8 threads on one object and on separate ones.
+- ``catalog``: all entries, expanded into cases with stable ids.
+- ``judge``: runs one case and gives its verdict; ``runner``: runs cases in worker subprocesses
+  (a crash or a hang names its case and does not end the run).
+- ``coverage``: which public callables have entries (a new one without cases fails a test).
+"""
