@@ -1,0 +1,37 @@
+"""Writes the type stub of the built extension with nanobind's stubgen (run by CMake after each
+link of _gpula, and by tests/python/test_typing.py to check the installed stub).
+
+    python make_stub.py <folder holding the _gpula extension> <output .pyi>
+
+_gpula creates gpula's exception classes and names them ``gpula.<Name>`` (their ``__module__``
+is the package that re-exports them), so stubgen takes them for imports from ``gpula`` and
+leaves them out; but the package imports them from _gpula, so the stub must define them. In
+this process only, each exception class of _gpula is marked as _gpula's own before stubgen runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from nanobind import stubgen
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) != 2:
+        raise SystemExit(f"usage: {sys.argv[0]} <folder holding _gpula> <output .pyi>")
+    folder, output = argv
+    sys.path.insert(0, folder)
+    module = importlib.import_module("_gpula")
+    for value in vars(module).values():
+        if isinstance(value, type) and issubclass(value, BaseException):
+            value.__module__ = module.__name__
+    stubgen.main(["-q", "-m", module.__name__, "-o", output])
+    # stubgen skips __version__ (on its list of standard module attributes); gpula re-exports it.
+    if isinstance(getattr(module, "__version__", None), str):
+        with open(output, "a", encoding="utf-8") as f:
+            f.write("\n__version__: str\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
