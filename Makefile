@@ -28,6 +28,9 @@ PY_PACKAGES := 'numpy>=1.24' 'scipy>=1.10' 'nanobind>=2.4' 'scikit-build-core>=0
                'pytest>=7' 'ml_dtypes>=0.4'
 # scipy-openblas32: the dense BLAS/LAPACK the C++ library links (CMakeLists.txt says why).
 PY_PACKAGES += 'scipy-openblas32>=0.3.30' nvidia-cudss-cu13
+# mypy: tests/python/test_typing.py; torch: the PyTorch CPU tests (PyPI's wheel brings its CUDA
+# libraries: 1.6 min and 5.3 GB to install on the development machine, 2026-12).
+PY_PACKAGES += 'mypy>=1.10' 'torch>=2.2'
 
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 
