@@ -88,8 +88,11 @@ def _mypy_env() -> dict[str, str]:
     return env
 
 
-def test_user_script_passes_mypy_strict(request):
-    cache = request.config.cache.mkdir("mypy")
+def test_user_script_passes_mypy_strict(request, tmp_path):
+    # pytest's cache keeps mypy's between runs (a cold run takes minutes); tmp_path without it.
+    cache = request.config.cache.mkdir("mypy") if request.config.pluginmanager.has_plugin(
+        "cacheprovider"
+    ) else tmp_path
     # follow-imports=silent: the script is checked against gpula's types, as with an installed
     # package, without reporting findings inside gpula itself.
     cmd = [
