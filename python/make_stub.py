@@ -16,6 +16,8 @@ import sys
 
 from nanobind import stubgen
 
+STRICT_HEADER = '# mypy: disable-error-code="type-arg"\n'
+
 
 def main(argv: list[str]) -> None:
     if len(argv) != 2:
@@ -27,10 +29,17 @@ def main(argv: list[str]) -> None:
         if isinstance(value, type) and issubclass(value, BaseException):
             value.__module__ = module.__name__
     stubgen.main(["-q", "-m", module.__name__, "-o", output])
+    with open(output, encoding="utf-8") as f:
+        text = f.read()
+    # Bindings that take or return nb::tuple / nb::dict / nb::list appear as bare ``tuple``,
+    # ``dict``, ``list`` (any contents: what they are); mypy --strict would report each one
+    # wherever gpula is not an installed package (a checkout on MYPYPATH).
+    text = STRICT_HEADER + text
     # stubgen skips __version__ (on its list of standard module attributes); gpula re-exports it.
     if isinstance(getattr(module, "__version__", None), str):
-        with open(output, "a", encoding="utf-8") as f:
-            f.write("\n__version__: str\n")
+        text += "\n__version__: str\n"
+    with open(output, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 if __name__ == "__main__":

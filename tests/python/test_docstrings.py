@@ -3,8 +3,11 @@ docstring (the project's rule), and every docstring example of the package runs 
 it says.
 
 Public: the modules gpula, gpula.linalg, gpula.sparse, gpula.sparse.linalg, gpula.distributed
-and gpula.errors, and each callable name in their ``__all__``: functions and classes (the
-exceptions and enums included). Examples run in a fresh namespace: each imports what it uses.
+and gpula.errors, and each callable name in their ``__all__``: functions and classes (enums
+included). Two kinds of class are shown elsewhere and need no example of their own: exception
+classes (gpula.errors' example walks the hierarchy, and the functions' examples raise them) and
+the named-tuple results (SVDResult, ...: the functions that return them show them). Examples run
+in a fresh namespace: each imports what it uses.
 """
 
 from __future__ import annotations
@@ -29,6 +32,13 @@ PUBLIC_MODULES = [
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 
+def shown_elsewhere(obj: object) -> bool:
+    """An exception class or a named-tuple result type (see the module docstring)."""
+    if not isinstance(obj, type):
+        return False
+    return issubclass(obj, BaseException) or (issubclass(obj, tuple) and hasattr(obj, "_fields"))
+
+
 def public_objects() -> dict[str, object]:
     """Qualified name -> object, each object once (under the first name that reaches it)."""
     found: dict[str, object] = {}
@@ -44,7 +54,7 @@ def public_objects() -> dict[str, object]:
         add(mod_name, module)
         for name in module.__all__:
             obj = getattr(module, name)
-            if callable(obj):
+            if callable(obj) and not shown_elsewhere(obj):
                 add(f"{mod_name}.{name}", obj)
     return found
 

@@ -79,8 +79,10 @@ def test_stub_matches_the_built_module(tmp_path):
 
 def _mypy_env() -> dict[str, str]:
     """MYPYPATH names the folder gpula is imported from unless that is site-packages (where
-    mypy finds installed packages itself, and refuses them on MYPYPATH)."""
-    env = dict(os.environ)
+    mypy finds installed packages itself, and refuses them on MYPYPATH). No PYTHONPATH: mypy
+    takes its folders for installed packages, whose findings it does not report, so gpula's own
+    stub would go unchecked."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     parent = Path(gpula.__file__).resolve().parent.parent
     installed = {Path(p).resolve() for p in [*site.getsitepackages(), site.getusersitepackages()]}
     if parent not in installed:
