@@ -28,6 +28,12 @@ PY_PACKAGES := 'numpy>=1.24' 'scipy>=1.10' 'nanobind>=2.4' 'scikit-build-core>=0
                'pytest>=7' 'ml_dtypes>=0.4'
 # scipy-openblas32: the dense BLAS/LAPACK the C++ library links (CMakeLists.txt says why).
 PY_PACKAGES += 'scipy-openblas32>=0.3.30' nvidia-cudss-cu13
+# mypy: tests/python/test_typing.py (mypy --strict on a user script); torch: the tests with
+# PyTorch operands, which CI would otherwise skip. torch comes from PyPI, whose Linux wheel
+# brings CUDA libraries and triton (the CPU-only index is not reachable from every machine):
+# torch 2.15 and mypy took 3.9 min on the 2-core development VM (2026-12), .venv 5.8 GB
+# (torch 1.2, nvidia-* 3.2 with cuDSS, triton 1.0). It pins the nvidia-* versions (cuBLAS too).
+PY_PACKAGES += 'mypy>=1.10' 'torch>=2.2'
 
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 

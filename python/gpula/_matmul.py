@@ -16,7 +16,7 @@ _native = _options.native
 _EPILOGS = {e.name: e for e in Epilog}
 _DEFAULT_SCALES = (1.0, 1.0, 1.0)
 
-Result = Union[Any, tuple[Any, dict[str, Any]]]
+Result = Any  # an array, or (array, aux dict) with aux epilogues; not a Union: no narrowing
 
 
 def _epilog(e: Any) -> Epilog:

@@ -61,7 +61,13 @@ local_to_global = _gpula.distributed_local_to_global
 
 
 def has_mp() -> bool:
-    """Whether this build has the multi-process engines (cuSOLVERMp / cuBLASMp over NCCL)."""
+    """Whether this build has the multi-process engines (cuSOLVERMp / cuBLASMp over NCCL).
+
+    Example:
+        >>> import gpula as gl
+        >>> isinstance(gl.distributed.has_mp(), bool)
+        True
+    """
     return bool(_gpula.distributed_has_mp())
 
 
@@ -118,7 +124,14 @@ class BlockCyclic:
 @dataclass(frozen=True)
 class ProcessGroup:
     """The processes that share one distributed problem: this one's rank, their count, how they
-    talk ("single", "mpi" or "torch") and this process's GPU (``device``)."""
+    talk ("single", "mpi" or "torch") and this process's GPU (``device``). :func:`init` makes it.
+
+    Example:
+        >>> import gpula as gl
+        >>> g = gl.distributed.init()      # no launcher: this process alone
+        >>> (g.rank, g.size, g.backend)
+        (0, 1, 'single')
+    """
 
     rank: int
     size: int
@@ -215,7 +228,18 @@ def init(comm: Any = None, *, backend: str = "nccl", device: int | None = None) 
 def communicator() -> Any:
     """This process's native NCCL communicator (gpula::distributed::Communicator), made on the
     first call (collective: every rank calls it): rank 0 makes the unique id and sends it over
-    the group. Raises gl.NotCompiled without the cuSOLVERMp / cuBLASMp build."""
+    the group. Raises gl.NotCompiled without the cuSOLVERMp / cuBLASMp build.
+
+    Example:
+        >>> import gpula as gl
+        >>> if gl.distributed.has_mp():    # a cuSOLVERMp / cuBLASMp build on a GPU
+        ...     comm = gl.distributed.communicator()
+        ... else:
+        ...     try:
+        ...         gl.distributed.communicator()
+        ...     except gl.NotCompiled as e:
+        ...         assert isinstance(e, gl.NotSupported)
+    """
     global _communicator_cache
     if _communicator_cache is not None:
         return _communicator_cache

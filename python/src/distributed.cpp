@@ -40,14 +40,36 @@ distributed::BlockCyclic layout(nb::tuple t) {
 
 void init_distributed(nb::module_& m) {
   using std::vector;
+  // Exposed as gl.distributed.numroc, owner, global_to_local and local_to_global (0-based).
   m.def("distributed_numroc", &distributed::numroc, nb::arg("n"), nb::arg("nb"), nb::arg("iproc"),
-        nb::arg("isrcproc"), nb::arg("nprocs"));
+        nb::arg("isrcproc"), nb::arg("nprocs"),
+        "How many of n rows (or columns), cut into blocks of nb dealt round-robin over nprocs\n"
+        "processes from isrcproc, process iproc owns (ScaLAPACK's numroc).\n\n"
+        "Example:\n"
+        "    >>> import gpula as gl\n"
+        "    >>> [gl.distributed.numroc(10, 3, p, 0, 2) for p in (0, 1)]\n"
+        "    [6, 4]\n");
   m.def("distributed_owner", &distributed::owner, nb::arg("g"), nb::arg("nb"), nb::arg("isrcproc"),
-        nb::arg("nprocs"));
+        nb::arg("nprocs"),
+        "The process that owns global index g (ScaLAPACK's indxg2p, 0-based).\n\n"
+        "Example:\n"
+        "    >>> import gpula as gl\n"
+        "    >>> [gl.distributed.owner(g, 3, 0, 2) for g in (0, 3, 7, 9)]\n"
+        "    [0, 1, 0, 1]\n");
   m.def("distributed_global_to_local", &distributed::global_to_local, nb::arg("g"), nb::arg("nb"),
-        nb::arg("nprocs"));
+        nb::arg("nprocs"),
+        "Local index of global index g on its owner (ScaLAPACK's indxg2l, 0-based).\n\n"
+        "Example:\n"
+        "    >>> import gpula as gl\n"
+        "    >>> gl.distributed.global_to_local(7, 3, 2)\n"
+        "    4\n");
   m.def("distributed_local_to_global", &distributed::local_to_global, nb::arg("l"), nb::arg("nb"),
-        nb::arg("iproc"), nb::arg("isrcproc"), nb::arg("nprocs"));
+        nb::arg("iproc"), nb::arg("isrcproc"), nb::arg("nprocs"),
+        "Global index of local index l on process iproc (ScaLAPACK's indxl2g, 0-based).\n\n"
+        "Example:\n"
+        "    >>> import gpula as gl\n"
+        "    >>> gl.distributed.local_to_global(4, 3, 0, 0, 2)\n"
+        "    7\n");
   m.def(
       "distributed_scatter",
       [](nb::handle global, nb::tuple d, int64_t prow, int64_t pcol, nb::handle local) {

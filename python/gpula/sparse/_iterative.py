@@ -335,17 +335,17 @@ def _solve_gpu(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, 
 
 
 def cg(
-    A,
-    b,
-    x0=None,
+    A: Any,
+    b: Any,
+    x0: Any = None,
     *,
-    rtol=1e-5,
-    atol=0.0,
-    maxiter=None,
-    M=None,
-    callback=None,
-    triangular_sweeps=None,
-):
+    rtol: float = 1e-5,
+    atol: float = 0.0,
+    maxiter: int | None = None,
+    M: Any = None,
+    callback: Callable[[Any], object] | None = None,
+    triangular_sweeps: int | None = None,
+) -> tuple[Any, int]:
     """Conjugate gradients for Hermitian positive definite A; returns ``(x, info)``.
 
     info 0: converged (``||b - A x|| <= max(rtol ||b||, atol)``), > 0: maxiter reached, < 0:
@@ -371,7 +371,17 @@ def cg(
     )
 
 
-def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
+def bicgstab(
+    A: Any,
+    b: Any,
+    x0: Any = None,
+    *,
+    rtol: float = 1e-5,
+    atol: float = 0.0,
+    maxiter: int | None = None,
+    M: Any = None,
+    callback: Callable[[Any], object] | None = None,
+) -> tuple[Any, int]:
     """BiCGSTAB for a general square A; returns ``(x, info)`` (info and M as :func:`cg`; -10 and
     -11 are breakdowns of the BiCG and of the stabilizing step). callback(xk) is called after
     every iteration. On a GPU (CuPy b, cupyx CSR A): real dtypes, M None / "jacobi".
@@ -386,7 +396,18 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     return _solve("bicgstab", A, b, x0, rtol, atol, maxiter, M, callback)
 
 
-def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None, callback=None):
+def gmres(
+    A: Any,
+    b: Any,
+    x0: Any = None,
+    *,
+    rtol: float = 1e-5,
+    atol: float = 0.0,
+    restart: int | None = None,
+    maxiter: int | None = None,
+    M: Any = None,
+    callback: Callable[[Any], object] | None = None,
+) -> tuple[Any, int]:
     """Restarted GMRES (right preconditioning) for a general square A; returns ``(x, info)``.
 
     restart is the Krylov dimension of a cycle (default 20); maxiter counts restart cycles, as
@@ -415,7 +436,17 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     )
 
 
-def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None):
+def minres(
+    A: Any,
+    b: Any,
+    x0: Any = None,
+    *,
+    rtol: float = 1e-5,
+    atol: float = 0.0,
+    maxiter: int | None = None,
+    M: Any = None,
+    callback: Callable[[Any], object] | None = None,
+) -> tuple[Any, int]:
     """MINRES for real symmetric / Hermitian (possibly indefinite) A; M must be positive
     definite. Stops on the true residual ``||b - A x|| <= max(rtol ||b||, atol)``; returns
     ``(x, info)`` as :func:`cg`. On a GPU (CuPy b, cupyx CSR A): real dtypes, M None / "jacobi".
