@@ -8,7 +8,8 @@ handshake). Results are allocated by the caller's own package (numpy.empty / cup
 torch.empty) on the data's device, and filled by C++ through execute_into.
 
 Every function that can raise takes the operation (``op``, "matmul", "linalg.cholesky", ...) and
-where it helps the argument (``arg``) to name in its message.
+where it helps the argument (``arg``) to name in its message. Both are optional for older call
+sites, which get the neutral "[gpula] the operand ..."; new code passes them.
 """
 
 from __future__ import annotations
@@ -39,11 +40,17 @@ if _ml is not None:
         _NUMPY_DTYPES[_n] = np.dtype(getattr(_ml, _n))
 
 
+# For callers that do not pass `op`/`arg` (older call sites): a neutral name, never another
+# operation's ("[matmul]" in a cholesky message misled).
+_DEFAULT_OP = "gpula"
+_DEFAULT_ARG = "the operand"
+
+
 def _zero() -> int:
     return 0
 
 
-def stream_handle(stream: Any, op: str) -> int:
+def stream_handle(stream: Any, op: str = _DEFAULT_OP) -> int:
     """A cudaStream_t as an int from an int, a torch.cuda.Stream or a cupy.cuda.Stream."""
     if type(stream) is int:
         h = stream
@@ -62,7 +69,7 @@ def stream_handle(stream: Any, op: str) -> int:
     return h
 
 
-def dtype_name(dt: Any, op: str, arg: str) -> str:
+def dtype_name(dt: Any, op: str = _DEFAULT_OP, arg: str = "dtype") -> str:
     """gpula's name of a dtype given as a name, a NumPy/ml_dtypes type or a torch dtype."""
     if isinstance(dt, str):
         return dt
@@ -89,7 +96,7 @@ class Package:
         raise NotImplementedError
 
     def allocator(
-        self, shape: tuple[int, ...], dtype: str, device: Any, op: str
+        self, shape: tuple[int, ...], dtype: str, device: Any, op: str = _DEFAULT_OP
     ) -> Callable[[], Any]:
         """A no-argument callable returning a fresh contiguous array."""
         raise NotImplementedError
@@ -98,7 +105,7 @@ class Package:
     # (buffer protocol, cheaper than any Python-level pointer lookup).
     address: Callable[[Any], int] | None = None
 
-    def address_for(self, device: Any, op: str) -> Callable[[Any], int] | None:
+    def address_for(self, device: Any, op: str = _DEFAULT_OP) -> Callable[[Any], int] | None:
         """address for results on device."""
         return self.address
 
@@ -107,7 +114,9 @@ class Package:
         return _zero
 
     # One-off forms of allocator() and stream_getter(), for the function form.
-    def empty(self, shape: tuple[int, ...], dtype: str, device: Any, op: str) -> Any:
+    def empty(
+        self, shape: tuple[int, ...], dtype: str, device: Any, op: str = _DEFAULT_OP
+    ) -> Any:
         return self.allocator(shape, dtype, device, op)()
 
     def current_stream(self, device: Any) -> int:
@@ -126,7 +135,7 @@ class NumpyPackage(Package):
     def device_of(self, x: Any) -> Any:
         return None
 
-    def allocator(self, shape, dtype, device, op):
+    def allocator(self, shape, dtype, device, op=_DEFAULT_OP):
         dt = _NUMPY_DTYPES.get(dtype)
         if dt is None:
             raise DTypeError(
@@ -134,7 +143,7 @@ class NumpyPackage(Package):
             )
         return functools.partial(np.empty, shape, dt)
 
-    def empty(self, shape, dtype, device, op):
+    def empty(self, shape, dtype, device, op=_DEFAULT_OP):
         dt = _NUMPY_DTYPES.get(dtype)
         if dt is None:
             return self.allocator(shape, dtype, device, op)()
@@ -180,14 +189,14 @@ class TorchPackage(Package):
     def device_of(self, x: Any) -> Any:
         return x.device
 
-    def allocator(self, shape, dtype, device, op):
+    def allocator(self, shape, dtype, device, op=_DEFAULT_OP):
         torch = self.torch
         dt = getattr(torch, dtype, None)
         if dt is None:
             raise DTypeError(f"[{op}] this torch has no {dtype}")
         return functools.partial(torch.empty, shape, dtype=dt, device=device)
 
-    def empty(self, shape, dtype, device, op):
+    def empty(self, shape, dtype, device, op=_DEFAULT_OP):
         dt = getattr(self.torch, dtype, None)
         if dt is None:
             return self.allocator(shape, dtype, device, op)()
@@ -229,7 +238,7 @@ class CupyPackage(Package):
     def device_of(self, x: Any) -> Any:
         return x.device.id
 
-    def allocator(self, shape, dtype, device, op):
+    def allocator(self, shape, dtype, device, op=_DEFAULT_OP):
         if dtype not in _NUMPY_DTYPES or dtype in _ML_NAMES:
             raise DTypeError(f"[{op}] CuPy has no {dtype} arrays")
         cp, dt = self.cupy, np.dtype(dtype)
@@ -269,7 +278,7 @@ class DLPackPackage(Package):
         kind, idx = x.__dlpack_device__()
         return None if int(kind) in (1, 3) else int(idx)
 
-    def _gpu(self, op: str) -> Package:
+    def _gpu(self, op: str = _DEFAULT_OP) -> Package:
         for mod, cls in (("cupy", CupyPackage), ("torch", TorchPackage)):
             try:
                 return _package_named(mod, cls)
@@ -277,7 +286,7 @@ class DLPackPackage(Package):
                 continue
         raise NotSupported(f"[{op}] GPU results of this array type need CuPy or PyTorch")
 
-    def allocator(self, shape, dtype, device, op):
+    def allocator(self, shape, dtype, device, op=_DEFAULT_OP):
         if device is None:
             return _NUMPY.allocator(shape, dtype, None, op)
         gpu = self._gpu(op)
@@ -285,7 +294,7 @@ class DLPackPackage(Package):
             return gpu.allocator(shape, dtype, gpu.torch.device("cuda", device), op)
         return gpu.allocator(shape, dtype, device, op)
 
-    def address_for(self, device, op):
+    def address_for(self, device, op=_DEFAULT_OP):
         return None if device is None else self._gpu(op).address
 
 
@@ -301,7 +310,7 @@ def _package_named(mod: str, cls: type) -> Package:
     return p
 
 
-def package_of(x: Any, op: str, arg: str) -> Package:
+def package_of(x: Any, op: str = _DEFAULT_OP, arg: str = _DEFAULT_ARG) -> Package:
     """The package of array x (cached per type); DTypeError naming op and arg for a non-array."""
     t = type(x)
     p = _by_type.get(t)
@@ -336,6 +345,6 @@ def is_gpu_array(x: Any) -> bool:
     return False
 
 
-def export(x: Any, op: str, arg: str) -> Any:
+def export(x: Any, op: str = _DEFAULT_OP, arg: str = _DEFAULT_ARG) -> Any:
     """Operand x as C++ takes it (no copy); DTypeError naming op and arg for a non-array."""
     return package_of(x, op, arg).export(x)

@@ -115,6 +115,10 @@ def _blocking(v: Any) -> bool:
     raise InvalidArgument(f"[matmul] blocking must be 'auto', True or False, got {v!r}")
 
 
+def _dtype(v: Any, field: str) -> str | None:
+    return None if v is None else dtype_name(v, "matmul", field)
+
+
 def _logger(v: Any) -> Any:
     if v is not None and not callable(getattr(v, "log", None)):
         raise DTypeError(f"[matmul] logger must be a logging.Logger, got {type(v).__name__}")
@@ -147,10 +151,8 @@ def native(options: Any) -> Any:
     nbytes, fraction = _memory_limit(o.memory_limit)
     return _gpula.NativeMatmulOptions(
         compute_type=_compute_type(o.compute_type),
-        scale_type=None if o.scale_type is None else dtype_name(o.scale_type, "matmul", "scale_type"),
-        result_type=None
-        if o.result_type is None
-        else dtype_name(o.result_type, "matmul", "result_type"),
+        scale_type=_dtype(o.scale_type, "scale_type"),
+        result_type=_dtype(o.result_type, "result_type"),
         memory_limit_bytes=nbytes,
         memory_limit_fraction=fraction,
         device=_device(o.device),

@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <mutex>
@@ -30,18 +31,28 @@ struct PyMatmul {
   Device data_device{};
 
   // The outputs of the current plan, made from output_specs() once; only data changes per call.
-  // `generation` counts plans: execute_into refuses outputs allocated for an earlier one (a plan()
-  // from another thread in between). Guarded by `mu`, taken without the GIL.
+  // `generation` counts plans with other outputs: execute_into refuses outputs allocated for an
+  // earlier one (a plan() with another epilogue from another thread in between). Guarded by `mu`,
+  // taken without the GIL.
   std::mutex mu;
   uint64_t generation = 0;
+  std::vector<OutputSpec> planned;  // what `outs` was made for
   MatmulOutputs outs;
   std::vector<TensorView*> slots;  // spec order: result, then aux outputs
 
   PyMatmul(std::shared_ptr<Matmul> m, Device d) : mm(std::move(m)), data_device(d) {}
   PyMatmul(const PyMatmul&) = delete;
 
-  // After a plan, with `mu` held.
+  // After a plan, with `mu` held. A plan with the same outputs as the last (the same plan
+  // again, or another algorithm) keeps the generation: outputs allocated for it still fit.
   void set_outputs(const std::vector<OutputSpec>& specs) {
+    auto same = [](const OutputSpec& x, const OutputSpec& y) {
+      return x.name == y.name && x.shape == y.shape && x.dtype == y.dtype;
+    };
+    if (generation > 0 &&
+        std::equal(specs.begin(), specs.end(), planned.begin(), planned.end(), same))
+      return;
+    planned = specs;
     outs = MatmulOutputs{};
     slots.clear();
     for (const OutputSpec& s : specs) {
