@@ -52,6 +52,7 @@ def _zero() -> int:
 
 def stream_handle(stream: Any, op: str = _DEFAULT_OP) -> int:
     """A cudaStream_t as an int from an int, a torch.cuda.Stream or a cupy.cuda.Stream."""
+    h: Any
     if type(stream) is int:
         h = stream
     else:

@@ -38,9 +38,9 @@ def _scalar(name: str, v: Any) -> Any:
     """alpha or beta as the binding takes it (None stays None: beta not given)."""
     if v is None or type(v) in _SCALAR_TYPES:
         return v
-    if isinstance(v, numbers.Number) and not isinstance(v, bool):
-        return complex(v)
-    raise DTypeError(f"[matmul] {name} must be a number, got {type(v).__name__}")
+    if isinstance(v, bool) or not isinstance(v, numbers.Complex):
+        raise DTypeError(f"[matmul] {name} must be a number, got {type(v).__name__}")
+    return float(v) if isinstance(v, numbers.Real) else complex(v)
 
 
 def _scales(q: Any) -> tuple[float, float, float]:

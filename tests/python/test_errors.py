@@ -306,6 +306,8 @@ def test_bad_scalar_types():
         gl.matmul(f32(2, 2), f32(2, 2), f32(2, 2), beta="1")
     with pytest.raises(gl.DTypeError, match="alpha"):
         gl.matmul(f32(2, 2), f32(2, 2), alpha=[1.0])
+    with pytest.raises(gl.DTypeError, match="alpha"):
+        gl.matmul(f32(2, 2), f32(2, 2), alpha=True)
     r = gl.matmul(f32(2, 2), f32(2, 2), f32(2, 2), alpha=np.float32(2), beta=np.float64(1))
     np.testing.assert_array_equal(r, np.full((2, 2), 5.0))
 
