@@ -1,6 +1,7 @@
 // Python exception classes for gpula's C++ errors, and the translator between them.
 #include <nanobind/stl/string.h>
 
+#include <new>
 #include <string>
 
 #include "common.h"
@@ -151,6 +152,10 @@ void init_errors(nb::module_& m) {
       PyErr_SetString(k.linalg, e.what());
     } catch (const Error& e) {
       PyErr_SetString(k.error, e.what());
+    } catch (const std::bad_alloc&) {
+      // A host allocation inside a call (vectors, staging buffers): still one of gpula's classes.
+      PyErr_SetString(k.out_of_memory,
+                      "[gpula] host memory could not be obtained (std::bad_alloc)");
     }
   });
 
@@ -175,6 +180,7 @@ void init_errors(nb::module_& m) {
         if (kind == "LinAlgError") throw LinAlgError(message);
         if (kind == "NotPositiveDefinite") throw NotPositiveDefinite(message, 3, 1);
         if (kind == "SingularMatrix") throw SingularMatrix(message, 2, 1);
+        if (kind == "bad_alloc") throw std::bad_alloc();
         throw std::runtime_error("unknown kind " + kind);
       },
       nb::arg("kind"), nb::arg("message"), "Testing only: raises gpula's C++ exception `kind`.");

@@ -283,6 +283,12 @@ def test_bad_input_leaves_arrays_alone():
         np.testing.assert_array_equal(x, y)
 
 
+def test_host_allocation_failure_is_out_of_memory():
+    with pytest.raises(gl.OutOfMemory, match="host memory") as e:
+        gl._gpula._throw_cpp_error("bad_alloc", "")
+    assert isinstance(e.value, MemoryError) and isinstance(e.value, gl.Error)
+
+
 def test_beta_is_required_with_c():
     # c without beta used to run as beta = 0 and drop c silently.
     a, b, c = f32(3, 4), f32(4, 2), f32(3, 2)
