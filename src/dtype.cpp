@@ -55,10 +55,10 @@ namespace {
 std::string dlpack_type_name(uint8_t code, uint8_t bits, uint16_t lanes) {
   const char* kinds[] = {"int", "uint", "float", nullptr, "bfloat", "complex", "bool"};
   const char* kind = code < 7 ? kinds[code] : nullptr;
-  std::string out = !kind ? "DLPack type code " + std::to_string(code) + " of " +
-                                std::to_string(bits) + " bits"
-                    : code == 6 && bits == 8 ? std::string("bool")
-                                             : kind + std::to_string(bits);
+  std::string out =
+      !kind ? "DLPack type code " + std::to_string(code) + " of " + std::to_string(bits) + " bits"
+      : code == 6 && bits == 8 ? std::string("bool")
+                               : kind + std::to_string(bits);
   return lanes == 1 ? out : out + " x" + std::to_string(lanes) + " (vector)";
 }
 

@@ -117,7 +117,8 @@ Matmul::Matmul(const TensorView& a, const TensorView& b, const std::optional<Ten
   detail::check_tensor_view(kOp, "b", b);
   if (c) detail::check_tensor_view(kOp, "c", *c);
   if (c && !beta_in)
-    throw_error<InvalidArgument>(kOp, "beta is required when c is given (the result is "
+    throw_error<InvalidArgument>(kOp,
+                                 "beta is required when c is given (the result is "
                                  "alpha * a @ b + beta * c)");
   const std::complex<double> beta = beta_in.value_or(0.0);
   check_operand_dtype("a", a.dtype);
@@ -599,9 +600,12 @@ void Matmul::reset_operands(const OperandUpdate& u) {
                                    " was not an operand of this plan");
     check(arg, *old, *now);
   };
-  for (const auto& [arg, v] :
-       {std::pair{"a", &u.a}, {"b", &u.b}, {"c", &u.c}, {"bias", &u.epilog_inputs.bias},
-        {"relu_aux", &u.epilog_inputs.relu_aux}, {"gelu_aux", &u.epilog_inputs.gelu_aux}})
+  for (const auto& [arg, v] : {std::pair{"a", &u.a},
+                               {"b", &u.b},
+                               {"c", &u.c},
+                               {"bias", &u.epilog_inputs.bias},
+                               {"relu_aux", &u.epilog_inputs.relu_aux},
+                               {"gelu_aux", &u.epilog_inputs.gelu_aux}})
     if (*v) detail::check_tensor_view("matmul.reset_operands", arg, **v);
   if (u.a) check("a", I.a, *u.a);
   if (u.b) check("b", I.b, *u.b);

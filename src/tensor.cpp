@@ -31,7 +31,8 @@ namespace detail {
 int64_t checked_numel(const char* op, const char* arg, const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape)
-    if (d < 0) throw_error<InvalidArgument>(op, arg, " has a negative dimension: ", shape_str(shape));
+    if (d < 0)
+      throw_error<InvalidArgument>(op, arg, " has a negative dimension: ", shape_str(shape));
   for (int64_t d : shape)
     if (__builtin_mul_overflow(n, d, &n))
       throw_error<InvalidArgument>(op, arg, " of shape ", shape_str(shape),

@@ -189,14 +189,11 @@ MatmulResult matmul(const TensorView& a, const TensorView& b,
 /// The cache shares it: it stays alive when the cache evicts or clears it, but its operands
 /// are rebound by this thread's next call with the same layouts. matmul() is this followed by
 /// execute().
-std::shared_ptr<Matmul> cached_matmul(const TensorView& a, const TensorView& b,
-                                      const std::optional<TensorView>& c = {},
-                                      std::complex<double> alpha = 1.0,
-                                      std::optional<std::complex<double>> beta = {},
-                                      Epilog epilog = Epilog::DEFAULT,
-                                      const EpilogInputs& inputs = {},
-                                      const MatmulOptions& options = {},
-                                      const QuantizationScales& scales = {});
+std::shared_ptr<Matmul> cached_matmul(
+    const TensorView& a, const TensorView& b, const std::optional<TensorView>& c = {},
+    std::complex<double> alpha = 1.0, std::optional<std::complex<double>> beta = {},
+    Epilog epilog = Epilog::DEFAULT, const EpilogInputs& inputs = {},
+    const MatmulOptions& options = {}, const QuantizationScales& scales = {});
 
 /// Number of plans in the calling thread's cache, and a way to empty it.
 std::size_t matmul_cache_size();

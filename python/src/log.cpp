@@ -64,10 +64,13 @@ void init_log(nb::module_& m) {
   const nb::object level = logger.attr("getEffectiveLevel")();
   const long long value = PyLong_AsLongLongAndOverflow(level.ptr(), &overflow);
   if (value == -1 && PyErr_Occurred()) throw nb::python_error();
-  set_log_level(overflow > 0 ? LogLevel::off : overflow < 0 ? LogLevel::debug : level_from_int(value));
+  set_log_level(overflow > 0   ? LogLevel::off
+                : overflow < 0 ? LogLevel::debug
+                               : level_from_int(value));
 
   m.def(
-      "set_log_level", [](int64_t level) { set_log_level(level_from_int(level)); }, nb::arg("level"),
+      "set_log_level", [](int64_t level) { set_log_level(level_from_int(level)); },
+      nb::arg("level"),
       "Sets the C++ level below which messages are not even formatted (logging's numbers).");
   m.def(
       "log_level", []() { return static_cast<int>(log_level()); },

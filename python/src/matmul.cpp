@@ -227,8 +227,8 @@ void init_matmul(nb::module_& m) {
             auto mm = std::make_shared<Matmul>(av, bv, cv, alpha, beta, options, scales_of(scales));
             new (self) PyMatmul(std::move(mm), av.device);
           },
-          nb::arg("a"), nb::arg("b"), nb::arg("c").none(), nb::arg("alpha"),
-          nb::arg("beta").none(), nb::arg("options"), nb::arg("scales"))
+          nb::arg("a"), nb::arg("b"), nb::arg("c").none(), nb::arg("alpha"), nb::arg("beta").none(),
+          nb::arg("options"), nb::arg("scales"))
       .def(
           "plan",
           [](PyMatmul& self, Epilog epilog, nb::handle inputs, int limit) {
@@ -312,8 +312,7 @@ void init_matmul(nb::module_& m) {
             nb::gil_scoped_release release;
             self.mm->reset_operands(u);
           },
-          nb::arg("a").none(), nb::arg("b").none(), nb::arg("c").none(),
-          nb::arg("inputs").none())
+          nb::arg("a").none(), nb::arg("b").none(), nb::arg("c").none(), nb::arg("inputs").none())
       .def("free",
            [](PyMatmul& self) {
              nb::gil_scoped_release release;
@@ -333,10 +332,12 @@ void init_matmul(nb::module_& m) {
                      nb::gil_scoped_release release;
                      return self.mm->planned();
                    })
-      .def_prop_ro("device", [](PyMatmul& self) { return to_string(self.mm->device()); },
-                   "Where the work runs: 'cpu' or 'cuda:N'.")
-      .def_prop_ro("data_device", [](PyMatmul& self) { return to_string(self.data_device); },
-                   "Where the operands and results live.");
+      .def_prop_ro(
+          "device", [](PyMatmul& self) { return to_string(self.mm->device()); },
+          "Where the work runs: 'cpu' or 'cuda:N'.")
+      .def_prop_ro(
+          "data_device", [](PyMatmul& self) { return to_string(self.data_device); },
+          "Where the operands and results live.");
 
   m.def(
       "cached_matmul",
@@ -350,8 +351,8 @@ void init_matmul(nb::module_& m) {
         std::vector<OutputSpec> specs;
         {
           nb::gil_scoped_release release;
-          handle->mm = cached_matmul(av, bv, cv, alpha, beta, epilog, in, options,
-                                     scales_of(scales));
+          handle->mm =
+              cached_matmul(av, bv, cv, alpha, beta, epilog, in, options, scales_of(scales));
           specs = handle->mm->output_specs();
           std::lock_guard lock(handle->mu);
           handle->set_outputs(specs);

@@ -5,11 +5,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <numeric>
 #include <string>
 #include <type_traits>
-#include <cstring>
 #include <vector>
 
 #include "format.h"
@@ -237,8 +237,7 @@ TEST(TensorViewTest, CheckTensorViewRefusesMalformedViews) {
   EXPECT_NO_THROW(check_tensor_view("op", "a", {x, DType::f32, {3, 4}, {4, 1}, Device::cpu()}));
   EXPECT_NO_THROW(check_tensor_view("op", "a", {nullptr, DType::f32, {0, 4}, {4, 1}, {}}));
   EXPECT_THROW(check_tensor_view("op", "a", {x, DType::f32, {3, 4}, {1}, {}}), InvalidArgument);
-  EXPECT_THROW(check_tensor_view("op", "a", {x, DType::f32, {3, -4}, {4, 1}, {}}),
-               InvalidArgument);
+  EXPECT_THROW(check_tensor_view("op", "a", {x, DType::f32, {3, -4}, {4, 1}, {}}), InvalidArgument);
   EXPECT_THROW(check_tensor_view("op", "a", {nullptr, DType::f32, {3, 4}, {4, 1}, {}}),
                InvalidArgument);
   try {

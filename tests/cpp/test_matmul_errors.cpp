@@ -118,8 +118,8 @@ TEST(MatmulErrors, BetaIsRequiredWithC) {
   EXPECT_EQ(bytes_of(c), before_c);
   // With beta (0 included) it runs; a cached plan with beta does not serve a call without.
   const auto ref = core_test::reference_matmul(a.view, b.view, 1.0, &c.view, 0.5);
-  core_test::expect_close(gpula::matmul(a.view, b.view, c.view, 1.0, 0.5).result.view(), ref,
-                          1e-5, 0.0, "beta 0.5");
+  core_test::expect_close(gpula::matmul(a.view, b.view, c.view, 1.0, 0.5).result.view(), ref, 1e-5,
+                          0.0, "beta 0.5");
   EXPECT_THROW(gpula::matmul(a.view, b.view, c.view), InvalidArgument);
   EXPECT_NO_THROW(gpula::matmul(a.view, b.view, c.view, 1.0, 0.0));
   EXPECT_NO_THROW(Matmul(a.view, b.view, {}, 1.0, {}));  // no c: beta may be left out
@@ -179,7 +179,8 @@ TEST(MatmulErrors, MovedFromMatmul) {
   HostTensor a = filled({3, 4}), b = filled({4, 2});
   Matmul mm(a.view, b.view);
   Matmul other = std::move(mm);
-  const std::string m = message_of<InvalidArgument>([&] { mm.plan(); });  // NOLINT(bugprone-use-after-move)
+  const std::string m =
+      message_of<InvalidArgument>([&] { mm.plan(); });  // NOLINT(bugprone-use-after-move)
   EXPECT_TRUE(contains(m, "moved from")) << m;
   EXPECT_THROW(mm.execute(), InvalidArgument);
   other.plan();

@@ -224,8 +224,8 @@ TEST(PlanCache, CachedMatmulIsPlannedAndBound) {
              b = random({4, 3}, DType::f64, Layout::row, 2);
   std::shared_ptr<Matmul> mm = cached_matmul(a.view, b.view);
   EXPECT_TRUE(mm->planned());
-  core_test::expect_close(mm->execute().result.view(), reference_matmul(a.view, b.view), 1e-13,
-                          0.0, "cached");
+  core_test::expect_close(mm->execute().result.view(), reference_matmul(a.view, b.view), 1e-13, 0.0,
+                          "cached");
   HostTensor a2 = random({5, 4}, DType::f64, Layout::row, 3);
   std::shared_ptr<Matmul> again = cached_matmul(a2.view, b.view);
   EXPECT_EQ(again.get(), mm.get());
