@@ -41,7 +41,11 @@ Tensor Tensor::from_dlpack(DLManagedTensor* managed) {
   });
   const DLTensor& t = managed->dl_tensor;
   TensorView v;
-  v.dtype = dtype_from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes);
+  try {
+    v.dtype = dtype_from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes);
+  } catch (const DTypeError& e) {
+    detail::throw_error<DTypeError>("tensor.from_dlpack", e.what());
+  }
   v.device = device_from_dl(t.device);
   v.shape.assign(t.shape, t.shape + t.ndim);
   v.strides = t.strides ? Shape(t.strides, t.strides + t.ndim) : contiguous_strides(v.shape);

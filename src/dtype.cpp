@@ -49,14 +49,28 @@ DType real_type(DType t) {
   return t;
 }
 
+namespace {
+
+// NumPy's name of a DLPack type ("int16", "bool", "complex32"), for messages.
+std::string dlpack_type_name(uint8_t code, uint8_t bits, uint16_t lanes) {
+  const char* kinds[] = {"int", "uint", "float", nullptr, "bfloat", "complex", "bool"};
+  const char* kind = code < 7 ? kinds[code] : nullptr;
+  std::string out =
+      !kind ? "DLPack type code " + std::to_string(code) + " of " + std::to_string(bits) + " bits"
+      : code == 6 && bits == 8 ? std::string("bool")
+                               : kind + std::to_string(bits);
+  return lanes == 1 ? out : out + " x" + std::to_string(lanes) + " (vector)";
+}
+
+}  // namespace
+
 DType dtype_from_dlpack(uint8_t code, uint8_t bits, uint16_t lanes) {
   if (lanes == 1)
     for (const auto& i : kInfo)
       if (i.dl_code == code && i.dl_bits == bits) return i.type;
-  throw DTypeError("[dlpack] unsupported DLPack dtype (code " + std::to_string(code) + ", bits " +
-                   std::to_string(bits) + ", lanes " + std::to_string(lanes) +
-                   "); gpula takes float16, bfloat16, float32, float64, complex64, complex128, "
-                   "float8_e4m3fn, float8_e5m2, int32, int64, uint8");
+  throw DTypeError("dtype " + dlpack_type_name(code, bits, lanes) +
+                   " is not supported; gpula takes float16, bfloat16, float32, float64, complex64, "
+                   "complex128, float8_e4m3fn, float8_e5m2, int32, int64, uint8");
 }
 
 void dtype_to_dlpack(DType t, uint8_t& code, uint8_t& bits, uint16_t& lanes) {

@@ -10,6 +10,14 @@ namespace gpula::detail {
 
 std::string shape_str(const Shape& s);
 
+// The number of elements of `shape`; InvalidArgument naming `op` and `arg` when a dimension is
+// negative or the count overflows int64.
+int64_t checked_numel(const char* op, const char* arg, const Shape& shape);
+
+// A view a caller built is well formed: as many strides as dimensions, no negative dimension,
+// an element count that fits int64, and data unless it is empty. InvalidArgument otherwise.
+void check_tensor_view(const char* op, const char* arg, const TensorView& v);
+
 template <class... Args>
 std::string cat(const Args&... args) {
   std::ostringstream os;

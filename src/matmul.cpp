@@ -109,10 +109,18 @@ const char* bgrad_name(Epilog e) {
 // Construction
 
 Matmul::Matmul(const TensorView& a, const TensorView& b, const std::optional<TensorView>& c,
-               std::complex<double> alpha, std::complex<double> beta,
+               std::complex<double> alpha, std::optional<std::complex<double>> beta_in,
                const MatmulOptions& options, const QuantizationScales& scales)
     : impl_(std::make_unique<Impl>()) {
   Impl& I = *impl_;
+  detail::check_tensor_view(kOp, "a", a);
+  detail::check_tensor_view(kOp, "b", b);
+  if (c) detail::check_tensor_view(kOp, "c", *c);
+  if (c && !beta_in)
+    throw_error<InvalidArgument>(kOp,
+                                 "beta is required when c is given (the result is "
+                                 "alpha * a @ b + beta * c)");
+  const std::complex<double> beta = beta_in.value_or(0.0);
   check_operand_dtype("a", a.dtype);
   check_operand_dtype("b", b.dtype);
   const bool fp8 = is_float8(a.dtype) || is_float8(b.dtype);
@@ -180,6 +188,16 @@ Matmul::~Matmul() = default;
 Matmul::Matmul(Matmul&&) noexcept = default;
 Matmul& Matmul::operator=(Matmul&&) noexcept = default;
 
+namespace {
+
+// The Impl of a Matmul that was not moved from.
+Matmul::Impl& impl_of(const std::unique_ptr<Matmul::Impl>& p) {
+  if (!p) throw_error<InvalidArgument>(kOp, "this Matmul was moved from");
+  return *p;
+}
+
+}  // namespace
+
 void Matmul::Impl::check_usable(const char* what) const {
   if (freed) throw_error<InvalidArgument>(kOp, what, "() called after free()");
   if (!planned) throw_error<InvalidArgument>(kOp, what, "() called before plan()");
@@ -190,8 +208,11 @@ void Matmul::Impl::check_usable(const char* what) const {
 
 std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& inputs,
                                         const PlanPreferences& preferences) {
-  Impl& I = *impl_;
+  Impl& I = impl_of(impl_);
+  std::lock_guard lock(I.mu);
   if (I.freed) throw_error<InvalidArgument>(kOp, "plan() called after free()");
+  // Until this plan succeeds: a plan() that throws leaves no half-changed plan to execute.
+  I.planned = false;
   const DType in = I.a.dtype, result = I.problem.d.dtype;
   if (epilog != Epilog::DEFAULT && is_complex(in))
     throw_error<NotSupported>(kOp, "epilog ", name(epilog), " is not available for ", name(in),
@@ -211,6 +232,11 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
     throw_error<InvalidArgument>(kOp, "epilog ", name(epilog), " takes no 'relu_aux'");
   if (inputs.gelu_aux && !(reads_aux && !relu))
     throw_error<InvalidArgument>(kOp, "epilog ", name(epilog), " takes no 'gelu_aux'");
+  if (inputs.bias) detail::check_tensor_view(kOp, "bias", *inputs.bias);
+  if (inputs.relu_aux) detail::check_tensor_view(kOp, "relu_aux", *inputs.relu_aux);
+  if (inputs.gelu_aux) detail::check_tensor_view(kOp, "gelu_aux", *inputs.gelu_aux);
+  if (preferences.limit < 1)
+    throw_error<InvalidArgument>(kOp, "preferences.limit must be >= 1, got ", preferences.limit);
 
   detail::LayoutRequest req;
   req.force_stage = I.exec_device != I.data_device;
@@ -293,6 +319,14 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
     Shape s = batch_shape;
     s.push_back(P.bgrad_len);
     I.specs.push_back({bgrad_name(epilog), s, P.bias_type});
+  }
+
+  for (const OutputSpec& spec : I.specs) {
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(detail::checked_numel(kOp, spec.name.c_str(), spec.shape),
+                               static_cast<int64_t>(size_of(spec.dtype)), &bytes))
+      throw_error<OutOfMemory>(kOp, "output '", spec.name, "' of shape ",
+                               detail::shape_str(spec.shape), " would need more than 2^63 bytes");
   }
 
   I.layout = L0;
@@ -455,10 +489,17 @@ void Matmul::Impl::run(const MatmulOutputs& out, Stream stream) {
 }
 
 void Matmul::execute(const MatmulOutputs& out, Stream stream) {
-  Impl& I = *impl_;
+  Impl& I = impl_of(impl_);
+  std::lock_guard lock(I.mu);
+  I.execute_into(out, stream);
+}
+
+void Matmul::Impl::execute_into(const MatmulOutputs& out, Stream stream) {
+  Impl& I = *this;
   I.check_usable("execute");
   // Outputs must be what output_specs() says, where the data lives, contiguous.
   auto check_out = [&](const OutputSpec& spec, const TensorView& v) {
+    detail::check_tensor_view(kOp, cat("output '", spec.name, "'").c_str(), v);
     if (v.shape != spec.shape || v.dtype != spec.dtype || !v.is_contiguous() ||
         v.device != I.data_device)
       throw_error<InvalidArgument>(kOp, "output '", spec.name, "' must be a contiguous ",
@@ -498,7 +539,8 @@ void Matmul::execute(const MatmulOutputs& out, Stream stream) {
 }
 
 MatmulResult Matmul::execute(Stream stream) {
-  Impl& I = *impl_;
+  Impl& I = impl_of(impl_);
+  std::lock_guard lock(I.mu);
   I.check_usable("execute");
   Stream alloc{I.data_device, stream.device == I.data_device ? stream.handle : nullptr};
   MatmulResult r;
@@ -513,12 +555,13 @@ MatmulResult Matmul::execute(Stream stream) {
       r.aux[spec.name] = std::move(t);
     }
   }
-  execute(out, stream);
+  I.execute_into(out, stream);
   return r;
 }
 
 AlgorithmInfo Matmul::autotune(int iterations, Stream stream) {
-  Impl& I = *impl_;
+  Impl& I = impl_of(impl_);
+  std::lock_guard lock(I.mu);
   I.check_usable("autotune");
   if (iterations < 1)
     throw_error<InvalidArgument>(kOp, "autotune iterations must be >= 1, got ", iterations);
@@ -540,7 +583,8 @@ AlgorithmInfo Matmul::autotune(int iterations, Stream stream) {
 }
 
 void Matmul::reset_operands(const OperandUpdate& u) {
-  Impl& I = *impl_;
+  Impl& I = impl_of(impl_);
+  std::lock_guard lock(I.mu);
   if (I.freed) throw_error<InvalidArgument>("matmul.reset_operands", "called after free()");
   auto check = [&](const char* arg, const TensorView& old, const TensorView& now) {
     if (!same_layout(old, now))
@@ -556,6 +600,13 @@ void Matmul::reset_operands(const OperandUpdate& u) {
                                    " was not an operand of this plan");
     check(arg, *old, *now);
   };
+  for (const auto& [arg, v] : {std::pair{"a", &u.a},
+                               {"b", &u.b},
+                               {"c", &u.c},
+                               {"bias", &u.epilog_inputs.bias},
+                               {"relu_aux", &u.epilog_inputs.relu_aux},
+                               {"gelu_aux", &u.epilog_inputs.gelu_aux}})
+    if (*v) detail::check_tensor_view("matmul.reset_operands", arg, **v);
   if (u.a) check("a", I.a, *u.a);
   if (u.b) check("b", I.b, *u.b);
   check_opt("c", I.c, u.c);
@@ -572,21 +623,30 @@ void Matmul::reset_operands(const OperandUpdate& u) {
 }
 
 void Matmul::free() {
-  Impl& I = *impl_;
+  Impl& I = impl_of(impl_);
+  std::lock_guard lock(I.mu);
   I.backend.reset();
   I.cpu_fallback.reset();
   I.freed = true;
 }
 
 std::vector<OutputSpec> Matmul::output_specs() const {
-  impl_->check_usable("output_specs");
-  return impl_->specs;
+  const Impl& I = impl_of(impl_);
+  std::lock_guard lock(I.mu);
+  I.check_usable("output_specs");
+  return I.specs;
 }
-Device Matmul::device() const { return impl_->exec_device; }
-bool Matmul::planned() const { return impl_->planned && !impl_->freed; }
+Device Matmul::device() const { return impl_of(impl_).exec_device; }  // fixed at construction
+bool Matmul::planned() const {
+  const Impl& I = impl_of(impl_);
+  std::lock_guard lock(I.mu);
+  return I.planned && !I.freed;
+}
 AlgorithmInfo Matmul::algorithm() const {
-  impl_->check_usable("algorithm");
-  return impl_->backend ? impl_->backend->chosen() : AlgorithmInfo{};
+  const Impl& I = impl_of(impl_);
+  std::lock_guard lock(I.mu);
+  I.check_usable("algorithm");
+  return I.backend ? I.backend->chosen() : AlgorithmInfo{};
 }
 
 namespace detail {
@@ -594,6 +654,7 @@ namespace detail {
 void rebind(Matmul::Impl& I, const TensorView& a, const TensorView& b,
             const std::optional<TensorView>& c, const EpilogInputs& inputs,
             const LogSink& logger) {
+  std::lock_guard lock(I.mu);
   I.a.data = a.data;
   I.b.data = b.data;
   if (c) I.c->data = c->data;

@@ -1,6 +1,7 @@
 // The function form: a per-thread LRU cache of planned Matmul objects.
 #include <functional>
 #include <list>
+#include <memory>
 #include <unordered_map>
 
 #include "matmul_impl.h"
@@ -29,7 +30,9 @@ OperandKey key_of(const std::optional<TensorView>& v) {
 
 struct MatmulKey {
   OperandKey a, b, c, bias, relu_aux, gelu_aux;
-  double alpha_re, alpha_im, beta_re, beta_im;
+  double alpha_re, alpha_im;
+  bool has_beta;  // c without beta is refused by the constructor: never a cache hit
+  double beta_re, beta_im;
   float scale_a, scale_b, scale_d;
   Epilog epilog;
   int compute, scale_type, result_type;  // -1: default
@@ -63,6 +66,7 @@ struct MatmulKeyHash {
       mix_operand(h, *o);
     mix(h, k.alpha_re);
     mix(h, k.alpha_im);
+    mix(h, k.has_beta);
     mix(h, k.beta_re);
     mix(h, k.beta_im);
     mix(h, k.scale_a);
@@ -91,14 +95,17 @@ class PlanCache {
  public:
   static constexpr std::size_t kCapacity = 64;
 
-  Matmul* find(const MatmulKey& key) {
+  // Shared with callers, so that a plan a caller holds outlives its eviction.
+  using Plan = std::shared_ptr<Matmul>;
+
+  const Plan* find(const MatmulKey& key) {
     auto it = index_.find(key);
     if (it == index_.end()) return nullptr;
     order_.splice(order_.begin(), order_, it->second);
     return &it->second->second;
   }
 
-  Matmul& insert(const MatmulKey& key, Matmul&& plan) {
+  const Plan& insert(const MatmulKey& key, Plan plan) {
     order_.emplace_front(key, std::move(plan));
     index_[key] = order_.begin();
     if (order_.size() > kCapacity) {
@@ -115,7 +122,7 @@ class PlanCache {
   }
 
  private:
-  using Entry = std::pair<MatmulKey, Matmul>;
+  using Entry = std::pair<MatmulKey, Plan>;
   std::list<Entry> order_;
   std::unordered_map<MatmulKey, std::list<Entry>::iterator, MatmulKeyHash> index_;
 };
@@ -127,10 +134,12 @@ PlanCache& cache() {
 
 }  // namespace
 
-Matmul& cached_matmul(const TensorView& a, const TensorView& b,
-                      const std::optional<TensorView>& c, std::complex<double> alpha,
-                      std::complex<double> beta, Epilog epilog, const EpilogInputs& inputs,
-                      const MatmulOptions& options, const QuantizationScales& scales) {
+std::shared_ptr<Matmul> cached_matmul(const TensorView& a, const TensorView& b,
+                                      const std::optional<TensorView>& c,
+                                      std::complex<double> alpha,
+                                      std::optional<std::complex<double>> beta, Epilog epilog,
+                                      const EpilogInputs& inputs, const MatmulOptions& options,
+                                      const QuantizationScales& scales) {
   const MatmulOptions& o = options;
   MatmulKey key{key_of(a),
                 key_of(b),
@@ -140,8 +149,9 @@ Matmul& cached_matmul(const TensorView& a, const TensorView& b,
                 key_of(inputs.gelu_aux),
                 alpha.real(),
                 alpha.imag(),
-                beta.real(),
-                beta.imag(),
+                beta.has_value(),
+                beta.value_or(0.0).real(),
+                beta.value_or(0.0).imag(),
                 scales.a,
                 scales.b,
                 scales.d,
@@ -156,20 +166,20 @@ Matmul& cached_matmul(const TensorView& a, const TensorView& b,
                 o.fallback,
                 o.blocking};
   PlanCache& pc = cache();
-  if (Matmul* hit = pc.find(key)) {
-    detail::rebind(detail::MatmulAccess::impl(*hit), a, b, c, inputs, options.logger);
+  if (const PlanCache::Plan* hit = pc.find(key)) {
+    detail::rebind(detail::MatmulAccess::impl(**hit), a, b, c, inputs, options.logger);
     return *hit;
   }
-  Matmul plan(a, b, c, alpha, beta, options, scales);
-  plan.plan(epilog, inputs);
+  auto plan = std::make_shared<Matmul>(a, b, c, alpha, beta, options, scales);
+  plan->plan(epilog, inputs);
   return pc.insert(key, std::move(plan));
 }
 
 MatmulResult matmul(const TensorView& a, const TensorView& b, const std::optional<TensorView>& c,
-                    std::complex<double> alpha, std::complex<double> beta, Epilog epilog,
-                    const EpilogInputs& inputs, const MatmulOptions& options, Stream stream,
-                    const QuantizationScales& scales) {
-  return cached_matmul(a, b, c, alpha, beta, epilog, inputs, options, scales).execute(stream);
+                    std::complex<double> alpha, std::optional<std::complex<double>> beta,
+                    Epilog epilog, const EpilogInputs& inputs, const MatmulOptions& options,
+                    Stream stream, const QuantizationScales& scales) {
+  return cached_matmul(a, b, c, alpha, beta, epilog, inputs, options, scales)->execute(stream);
 }
 
 std::size_t matmul_cache_size() { return cache().size(); }

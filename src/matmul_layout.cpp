@@ -150,10 +150,12 @@ MatmulLayout plan_matmul_layout(const char* op, const TensorView& a_in, const Te
                                    a_in.shape_str(), " and b has shape ", b_in.shape_str());
     L.batch_shape[i] = da == 1 ? db : da;
   }
-  for (int64_t d : L.batch_shape) L.batch *= d;
   L.result_shape = L.batch_shape;
   if (a_in.ndim() > 1) L.result_shape.push_back(L.m);
   if (b_in.ndim() > 1) L.result_shape.push_back(L.n);
+  // Broadcast operands (stride 0) may describe a result of any size: it must fit in int64.
+  checked_numel(op, "the result", L.result_shape);
+  L.batch = checked_numel(op, "the result", L.batch_shape);
 
   const TensorView ax = expand(a, L.batch_shape), bx = expand(b, L.batch_shape);
   L.a = decide(ax, a.dtype, req.a_order, req.force_stage, L.batch);

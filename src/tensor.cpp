@@ -26,6 +26,30 @@ bool TensorView::is_contiguous() const {
   return true;
 }
 
+namespace detail {
+
+int64_t checked_numel(const char* op, const char* arg, const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0)
+      throw_error<InvalidArgument>(op, arg, " has a negative dimension: ", shape_str(shape));
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw_error<InvalidArgument>(op, arg, " of shape ", shape_str(shape),
+                                   " has more elements than fit in 64 bits");
+  return n;
+}
+
+void check_tensor_view(const char* op, const char* arg, const TensorView& v) {
+  if (v.strides.size() != v.shape.size())
+    throw_error<InvalidArgument>(op, arg, " has ", v.shape.size(), " dimensions but ",
+                                 v.strides.size(), " strides");
+  if (checked_numel(op, arg, v.shape) > 0 && v.data == nullptr)
+    throw_error<InvalidArgument>(op, arg, " of shape ", v.shape_str(), " has no data (null)");
+}
+
+}  // namespace detail
+
 std::string TensorView::shape_str() const { return detail::shape_str(shape); }
 
 std::string TensorView::describe() const {
@@ -63,7 +87,12 @@ void* host_allocate(std::size_t bytes) {
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Stream stream) {
   TensorView v{nullptr, dtype, shape, contiguous_strides(shape), stream.device};
-  const std::size_t bytes = std::max<std::size_t>(1, size_of(dtype) * v.numel());
+  int64_t nbytes = 0;
+  if (__builtin_mul_overflow(detail::checked_numel("tensor.empty", "shape", shape),
+                             static_cast<int64_t>(size_of(dtype)), &nbytes))
+    detail::throw_error<OutOfMemory>("tensor.empty", "a ", name(dtype), " array of shape ",
+                                     detail::shape_str(shape), " needs more than 2^63 bytes");
+  const std::size_t bytes = std::max<std::size_t>(1, static_cast<std::size_t>(nbytes));
   if (stream.device.is_cuda()) {
     v.data = detail::cuda::allocate(bytes, stream);
     return Tensor(v, std::shared_ptr<void>(v.data, [stream](void* p) {

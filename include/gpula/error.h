@@ -1,23 +1,25 @@
 #pragma once
 /// @file error.h
-/// The error hierarchy. Messages name the operation, the argument and the value:
-/// "[matmul] inner dimensions differ: a has shape (3, 4), b has shape (5, 2)".
+/// The error hierarchy: every exception gpula throws derives from gpula::Error, so that
+/// `catch (const gpula::Error&)` catches them all. Messages name the operation, the argument and
+/// the value: "[matmul] inner dimensions differ: a has shape (3, 4), b has shape (5, 2)".
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace gpula {
 
-/// Base of every runtime failure gpula raises (except bad arguments, see InvalidArgument).
+/// Base of every exception gpula throws (Python: gpula.Error).
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 /// A bad argument: shape, value, layout, state (Python: ValueError).
-class InvalidArgument : public std::invalid_argument {
+class InvalidArgument : public Error {
  public:
-  using std::invalid_argument::invalid_argument;
+  using Error::Error;
 };
 
 /// An argument of the wrong or unsupported element type (Python: TypeError).
@@ -26,7 +28,8 @@ class DTypeError : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
-/// A valid request this build or this device cannot carry out (e.g. fp8 on the CPU).
+/// A valid request this build or this device cannot carry out (e.g. fp8 on the CPU; Python:
+/// RuntimeError).
 class NotSupported : public Error {
  public:
   using Error::Error;
@@ -45,7 +48,7 @@ class OutOfMemory : public Error {
   using Error::Error;
 };
 
-/// A vendor library reported a failure: status code and its symbolic name.
+/// A vendor library reported a failure: status code and its symbolic name (Python: RuntimeError).
 class VendorError : public Error {
  public:
   VendorError(const std::string& msg, int status, std::string status_name)
@@ -78,18 +81,19 @@ class CudssError : public VendorError {
  public:
   using VendorError::VendorError;
 };
-/// NCCL (the communicator under gpula::distributed's multi-process engines); Python: gl.Error.
+/// NCCL (the communicator under gpula::distributed's multi-process engines).
 class NcclError : public VendorError {
  public:
   using VendorError::VendorError;
 };
-/// cuBLASMp (gpula::distributed::matmul over several processes); Python: gl.Error.
+/// cuBLASMp (gpula::distributed::matmul over several processes).
 class CublasMpError : public VendorError {
  public:
   using VendorError::VendorError;
 };
 
-/// A factorization or solve failed on its input (singular, not positive definite).
+/// A factorization or solve failed on its input (singular, not positive definite; Python: also
+/// numpy.linalg.LinAlgError).
 class LinAlgError : public Error {
  public:
   using Error::Error;

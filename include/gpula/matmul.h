@@ -125,24 +125,32 @@ namespace detail {
 struct MatmulAccess;
 }
 
-/// A planned matrix multiplication. Move-only. One thread at a time may use a Matmul; several
-/// threads may each use their own concurrently, each on its own stream.
+/// A planned matrix multiplication. Move-only.
+///
+/// Threads: every member function may be called from several threads at once on one Matmul;
+/// the calls run one after another (a mutex inside; uncontended it costs tens of nanoseconds),
+/// each execute() with the operands bound at that moment. Threads that want to run in parallel
+/// use one Matmul each. Moving or destroying a Matmul while another thread uses it is not allowed.
+///
+/// `beta` is required when `c` is given (beta * c is added; no default that silently drops c).
 class Matmul {
  public:
   Matmul(const TensorView& a, const TensorView& b, const std::optional<TensorView>& c = {},
-         std::complex<double> alpha = 1.0, std::complex<double> beta = 0.0,
+         std::complex<double> alpha = 1.0, std::optional<std::complex<double>> beta = {},
          const MatmulOptions& options = {}, const QuantizationScales& scales = {});
   ~Matmul();
   Matmul(Matmul&&) noexcept;
   Matmul& operator=(Matmul&&) noexcept;
 
-  /// Fixes the epilogue and asks the heuristic for candidates, best first.
+  /// Fixes the epilogue and asks the heuristic for candidates, best first. Replaces an earlier
+  /// plan; when it throws, the Matmul is left unplanned.
   std::vector<AlgorithmInfo> plan(Epilog epilog = Epilog::DEFAULT, const EpilogInputs& inputs = {},
                                   const PlanPreferences& preferences = {});
   /// Times each candidate `iterations` times with device events and keeps the fastest.
   /// Synchronizes `stream`. Returns the chosen algorithm.
   AlgorithmInfo autotune(int iterations = 3, Stream stream = {});
-  /// Runs into gpula-allocated outputs. Does not block on device data.
+  /// Runs into gpula-allocated outputs, fresh on every call (a later call never writes into an
+  /// earlier call's results). Does not block on device data.
   MatmulResult execute(Stream stream = {});
   /// Runs into caller-provided contiguous outputs matching output_specs(). On a GPU, the
   /// second call in a row with the same outputs, operands and (non-default) stream captures
@@ -169,21 +177,23 @@ class Matmul {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Function form; reuses a plan from a per-thread cache keyed by layouts and options.
+/// Function form; reuses a plan from a per-thread cache keyed by layouts and options (threads
+/// never share a plan through it). `beta` is required when `c` is given.
 MatmulResult matmul(const TensorView& a, const TensorView& b,
                     const std::optional<TensorView>& c = {}, std::complex<double> alpha = 1.0,
-                    std::complex<double> beta = 0.0, Epilog epilog = Epilog::DEFAULT,
+                    std::optional<std::complex<double>> beta = {}, Epilog epilog = Epilog::DEFAULT,
                     const EpilogInputs& inputs = {}, const MatmulOptions& options = {},
                     Stream stream = {}, const QuantizationScales& scales = {});
 
 /// The calling thread's cached, planned Matmul for these operands (operands already bound).
-/// The reference stays valid until this thread's next call into the cache. matmul() is this
-/// followed by execute().
-Matmul& cached_matmul(const TensorView& a, const TensorView& b,
-                      const std::optional<TensorView>& c = {}, std::complex<double> alpha = 1.0,
-                      std::complex<double> beta = 0.0, Epilog epilog = Epilog::DEFAULT,
-                      const EpilogInputs& inputs = {}, const MatmulOptions& options = {},
-                      const QuantizationScales& scales = {});
+/// The cache shares it: it stays alive when the cache evicts or clears it, but its operands
+/// are rebound by this thread's next call with the same layouts. matmul() is this followed by
+/// execute().
+std::shared_ptr<Matmul> cached_matmul(
+    const TensorView& a, const TensorView& b, const std::optional<TensorView>& c = {},
+    std::complex<double> alpha = 1.0, std::optional<std::complex<double>> beta = {},
+    Epilog epilog = Epilog::DEFAULT, const EpilogInputs& inputs = {},
+    const MatmulOptions& options = {}, const QuantizationScales& scales = {});
 
 /// Number of plans in the calling thread's cache, and a way to empty it.
 std::size_t matmul_cache_size();

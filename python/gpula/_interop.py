@@ -6,6 +6,10 @@ the dtype's name, torch and CuPy arrays as (owner, address, dtype, shape, stride
 from their attributes (several microseconds cheaper than their __dlpack__, and free of its stream
 handshake). Results are allocated by the caller's own package (numpy.empty / cupy.empty /
 torch.empty) on the data's device, and filled by C++ through execute_into.
+
+Every function that can raise takes the operation (``op``, "matmul", "linalg.cholesky", ...) and
+where it helps the argument (``arg``) to name in its message. Both are optional for older call
+sites, which get the neutral "[gpula] the operand ..."; new code passes them.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._gpula import DTypeError, NotSupported
+from ._gpula import DTypeError, InvalidArgument, NotSupported
 
 try:
     import ml_dtypes as _ml
@@ -36,26 +40,37 @@ if _ml is not None:
         _NUMPY_DTYPES[_n] = np.dtype(getattr(_ml, _n))
 
 
+# For callers that do not pass `op`/`arg` (older call sites): a neutral name, never another
+# operation's ("[matmul]" in a cholesky message misled).
+_DEFAULT_OP = "gpula"
+_DEFAULT_ARG = "the operand"
+
+
 def _zero() -> int:
     return 0
 
 
-def stream_handle(stream: Any, op: str = "matmul") -> int:
+def stream_handle(stream: Any, op: str = _DEFAULT_OP) -> int:
     """A cudaStream_t as an int from an int, a torch.cuda.Stream or a cupy.cuda.Stream."""
-    if isinstance(stream, int):
-        return stream
-    h = getattr(stream, "cuda_stream", None)  # torch
-    if h is None:
-        h = getattr(stream, "ptr", None)  # cupy
-    if h is None:
-        raise TypeError(
-            f"[{op}] stream must be an int handle, a torch.cuda.Stream or a cupy.cuda.Stream, "
-            f"got {type(stream).__name__}"
-        )
-    return int(h)
+    h: Any
+    if type(stream) is int:
+        h = stream
+    else:
+        h = getattr(stream, "cuda_stream", None)  # torch
+        if h is None:
+            h = getattr(stream, "ptr", None)  # cupy
+        if h is None or isinstance(stream, bool):
+            raise DTypeError(
+                f"[{op}] stream must be an int handle, a torch.cuda.Stream or a cupy.cuda.Stream, "
+                f"got {type(stream).__name__}"
+            )
+        h = int(h)
+    if not 0 <= h < 2**64:
+        raise InvalidArgument(f"[{op}] stream handle must be a cudaStream_t address, got {h}")
+    return h
 
 
-def dtype_name(dt: Any, op: str = "matmul", arg: str = "dtype") -> str:
+def dtype_name(dt: Any, op: str = _DEFAULT_OP, arg: str = "dtype") -> str:
     """gpula's name of a dtype given as a name, a NumPy/ml_dtypes type or a torch dtype."""
     if isinstance(dt, str):
         return dt
@@ -81,7 +96,9 @@ class Package:
         """The data device of x, in the form allocator() takes."""
         raise NotImplementedError
 
-    def allocator(self, shape: tuple[int, ...], dtype: str, device: Any) -> Callable[[], Any]:
+    def allocator(
+        self, shape: tuple[int, ...], dtype: str, device: Any, op: str = _DEFAULT_OP
+    ) -> Callable[[], Any]:
         """A no-argument callable returning a fresh contiguous array."""
         raise NotImplementedError
 
@@ -89,7 +106,7 @@ class Package:
     # (buffer protocol, cheaper than any Python-level pointer lookup).
     address: Callable[[Any], int] | None = None
 
-    def address_for(self, device: Any) -> Callable[[Any], int] | None:
+    def address_for(self, device: Any, op: str = _DEFAULT_OP) -> Callable[[Any], int] | None:
         """address for results on device."""
         return self.address
 
@@ -98,8 +115,10 @@ class Package:
         return _zero
 
     # One-off forms of allocator() and stream_getter(), for the function form.
-    def empty(self, shape: tuple[int, ...], dtype: str, device: Any) -> Any:
-        return self.allocator(shape, dtype, device)()
+    def empty(
+        self, shape: tuple[int, ...], dtype: str, device: Any, op: str = _DEFAULT_OP
+    ) -> Any:
+        return self.allocator(shape, dtype, device, op)()
 
     def current_stream(self, device: Any) -> int:
         return self.stream_getter(device)()
@@ -117,17 +136,19 @@ class NumpyPackage(Package):
     def device_of(self, x: Any) -> Any:
         return None
 
-    def allocator(self, shape, dtype, device):
+    def allocator(self, shape, dtype, device, op=_DEFAULT_OP):
         dt = _NUMPY_DTYPES.get(dtype)
         if dt is None:
             raise DTypeError(
-                f"[matmul] a {dtype} result in NumPy needs ml_dtypes (pip install ml_dtypes)"
+                f"[{op}] a {dtype} result in NumPy needs ml_dtypes (pip install ml_dtypes)"
             )
         return functools.partial(np.empty, shape, dt)
 
-    def empty(self, shape, dtype, device):
+    def empty(self, shape, dtype, device, op=_DEFAULT_OP):
         dt = _NUMPY_DTYPES.get(dtype)
-        return np.empty(shape, dt) if dt is not None else self.allocator(shape, dtype, device)()
+        if dt is None:
+            return self.allocator(shape, dtype, device, op)()
+        return np.empty(shape, dt)
 
     def current_stream(self, device):
         return 0
@@ -169,17 +190,17 @@ class TorchPackage(Package):
     def device_of(self, x: Any) -> Any:
         return x.device
 
-    def allocator(self, shape, dtype, device):
+    def allocator(self, shape, dtype, device, op=_DEFAULT_OP):
         torch = self.torch
         dt = getattr(torch, dtype, None)
         if dt is None:
-            raise DTypeError(f"[matmul] this torch has no {dtype}")
+            raise DTypeError(f"[{op}] this torch has no {dtype}")
         return functools.partial(torch.empty, shape, dtype=dt, device=device)
 
-    def empty(self, shape, dtype, device):
+    def empty(self, shape, dtype, device, op=_DEFAULT_OP):
         dt = getattr(self.torch, dtype, None)
         if dt is None:
-            return self.allocator(shape, dtype, device)()
+            return self.allocator(shape, dtype, device, op)()
         return self.torch.empty(shape, dtype=dt, device=device)
 
     def current_stream(self, device):
@@ -218,9 +239,9 @@ class CupyPackage(Package):
     def device_of(self, x: Any) -> Any:
         return x.device.id
 
-    def allocator(self, shape, dtype, device):
+    def allocator(self, shape, dtype, device, op=_DEFAULT_OP):
         if dtype not in _NUMPY_DTYPES or dtype in _ML_NAMES:
-            raise DTypeError(f"[matmul] CuPy has no {dtype} arrays")
+            raise DTypeError(f"[{op}] CuPy has no {dtype} arrays")
         cp, dt = self.cupy, np.dtype(dtype)
         get_device = cp.cuda.runtime.getDevice
 
@@ -258,7 +279,7 @@ class DLPackPackage(Package):
         kind, idx = x.__dlpack_device__()
         return None if int(kind) in (1, 3) else int(idx)
 
-    def _gpu(self, op: str = "matmul") -> Package:
+    def _gpu(self, op: str = _DEFAULT_OP) -> Package:
         for mod, cls in (("cupy", CupyPackage), ("torch", TorchPackage)):
             try:
                 return _package_named(mod, cls)
@@ -266,16 +287,16 @@ class DLPackPackage(Package):
                 continue
         raise NotSupported(f"[{op}] GPU results of this array type need CuPy or PyTorch")
 
-    def allocator(self, shape, dtype, device):
+    def allocator(self, shape, dtype, device, op=_DEFAULT_OP):
         if device is None:
-            return _NUMPY.allocator(shape, dtype, None)
-        gpu = self._gpu()
+            return _NUMPY.allocator(shape, dtype, None, op)
+        gpu = self._gpu(op)
         if gpu.name == "torch":
-            return gpu.allocator(shape, dtype, gpu.torch.device("cuda", device))
-        return gpu.allocator(shape, dtype, device)
+            return gpu.allocator(shape, dtype, gpu.torch.device("cuda", device), op)
+        return gpu.allocator(shape, dtype, device, op)
 
-    def address_for(self, device):
-        return None if device is None else self._gpu().address
+    def address_for(self, device, op=_DEFAULT_OP):
+        return None if device is None else self._gpu(op).address
 
 
 _NUMPY = NumpyPackage()
@@ -290,7 +311,7 @@ def _package_named(mod: str, cls: type) -> Package:
     return p
 
 
-def package_of(x: Any, op: str = "matmul", arg: str = "operands") -> Package:
+def package_of(x: Any, op: str = _DEFAULT_OP, arg: str = _DEFAULT_ARG) -> Package:
     """The package of array x (cached per type); DTypeError naming op and arg for a non-array."""
     t = type(x)
     p = _by_type.get(t)
@@ -306,9 +327,10 @@ def package_of(x: Any, op: str = "matmul", arg: str = "operands") -> Package:
     elif hasattr(t, "__dlpack__"):
         p = _package_named("dlpack", DLPackPackage)
     else:
+        name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
         raise DTypeError(
-            f"[{op}] {arg} must be arrays with DLPack (NumPy, CuPy, PyTorch, ...), got "
-            f"{t.__module__}.{t.__qualname__}"
+            f"[{op}] {arg} must be an array (NumPy, CuPy, PyTorch or another DLPack producer), "
+            f"got {name}"
         )
     _by_type[t] = p
     return p
@@ -324,6 +346,6 @@ def is_gpu_array(x: Any) -> bool:
     return False
 
 
-def export(x: Any, op: str = "matmul", arg: str = "operands") -> Any:
-    """Operand x as C++ takes it (no copy)."""
+def export(x: Any, op: str = _DEFAULT_OP, arg: str = _DEFAULT_ARG) -> Any:
+    """Operand x as C++ takes it (no copy); DTypeError naming op and arg for a non-array."""
     return package_of(x, op, arg).export(x)

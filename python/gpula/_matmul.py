@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numbers
+import threading
 from typing import Any, Callable, Union
 
 from . import _gpula, _interop, _log, _options
-from ._gpula import Epilog, InvalidArgument
+from ._gpula import DTypeError, Epilog, InvalidArgument, OutOfMemory
 
+_OP = "matmul"
 _cached_matmul = _gpula.cached_matmul
 _package_of = _interop.package_of
 _export = _interop.export
@@ -15,6 +18,7 @@ _sync_log = _log.sync_level
 _native = _options.native
 _EPILOGS = {e.name: e for e in Epilog}
 _DEFAULT_SCALES = (1.0, 1.0, 1.0)
+_SCALAR_TYPES = (float, int, complex)  # taken as they are; anything else is checked
 
 Result = Any  # an array, or (array, aux dict) with aux epilogues; not a Union: no narrowing
 
@@ -26,9 +30,17 @@ def _epilog(e: Any) -> Epilog:
         return e
     if isinstance(e, str) and e.upper() in _EPILOGS:
         return _EPILOGS[e.upper()]
-    raise InvalidArgument(
-        f"[matmul] epilog must be a gl.Epilog or one of {', '.join(_EPILOGS)}; got {e!r}"
-    )
+    cls = InvalidArgument if isinstance(e, str) else DTypeError
+    raise cls(f"[matmul] epilog must be a gl.Epilog or one of {', '.join(_EPILOGS)}; got {e!r}")
+
+
+def _scalar(name: str, v: Any) -> Any:
+    """alpha or beta as the binding takes it (None stays None: beta not given)."""
+    if v is None or type(v) in _SCALAR_TYPES:
+        return v
+    if isinstance(v, bool) or not isinstance(v, numbers.Complex):
+        raise DTypeError(f"[matmul] {name} must be a number, got {type(v).__name__}")
+    return float(v) if isinstance(v, numbers.Real) else complex(v)
 
 
 def _scales(q: Any) -> tuple[float, float, float]:
@@ -40,19 +52,31 @@ def _scales(q: Any) -> tuple[float, float, float]:
                 raise InvalidArgument(
                     f"[matmul] unknown quantization scale '{k}'; expected 'a', 'b', 'd'"
                 )
-        return (float(q.get("a", 1.0)), float(q.get("b", 1.0)), float(q.get("d", 1.0)))
-    a, b, d = q  # a tuple (a, b, d)
-    return (float(a), float(b), float(d))
+        q = (q.get("a", 1.0), q.get("b", 1.0), q.get("d", 1.0))
+    if not isinstance(q, (tuple, list)) or len(q) != 3:
+        raise InvalidArgument(
+            f"[matmul] quantization_scales must be a dict of 'a', 'b', 'd' or a tuple (a, b, d), "
+            f"got {q!r}"
+        )
+    for v in q:
+        if not isinstance(v, numbers.Real) or isinstance(v, bool):
+            raise DTypeError(f"[matmul] quantization scales must be real numbers, got {v!r}")
+    return (float(q[0]), float(q[1]), float(q[2]))
 
 
 def _inputs(epilog_inputs: Any) -> dict[str, Any] | None:
-    if not epilog_inputs:
+    if epilog_inputs is None:
         return None
     if not isinstance(epilog_inputs, dict):
-        raise TypeError(
+        raise DTypeError(
             f"[matmul] epilog_inputs must be a dict, got {type(epilog_inputs).__name__}"
         )
-    return {k: (None if v is None else _export(v)) for k, v in epilog_inputs.items()}
+    if not epilog_inputs:
+        return None
+    return {
+        k: (None if v is None else _export(v, _OP, f"epilog_inputs[{k!r}]"))
+        for k, v in epilog_inputs.items()
+    }
 
 
 def _limit(preferences: Any) -> int:
@@ -62,8 +86,14 @@ def _limit(preferences: Any) -> int:
         for k in preferences:
             if k != "limit":
                 raise InvalidArgument(f"[matmul] unknown plan preference '{k}'; expected 'limit'")
-        return int(preferences.get("limit", 8))
-    return int(preferences.limit)
+        limit = preferences.get("limit", 8)
+    else:
+        limit = getattr(preferences, "limit", None)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit < 2**31:
+        raise InvalidArgument(
+            f"[matmul] preferences must be None or {{'limit': n}} with n >= 1, got {preferences!r}"
+        )
+    return limit
 
 
 def _package_results(specs: list[tuple], outs: list[Any]) -> Result:
@@ -72,13 +102,18 @@ def _package_results(specs: list[tuple], outs: list[Any]) -> Result:
     return outs[0], {specs[i][0]: outs[i] for i in range(1, len(outs))}
 
 
+def _out_of_memory(specs: list[tuple], e: BaseException) -> OutOfMemory:
+    shapes = ", ".join(f"{name} {dtype} {shape}" for name, shape, dtype in specs)
+    return OutOfMemory(f"[matmul] could not allocate the outputs ({shapes}): {e}")
+
+
 def matmul(
     a: Any,
     b: Any,
     c: Any = None,
     *,
     alpha: complex = 1.0,
-    beta: complex = 0.0,
+    beta: complex | None = None,
     epilog: Epilog | str | None = None,
     epilog_inputs: dict[str, Any] | None = None,
     options: Any = None,
@@ -88,15 +123,24 @@ def matmul(
     """``epilog(alpha * (a @ b) + beta * c)``, with numpy.matmul's shape rules.
 
     Operands are NumPy, CuPy or PyTorch arrays (anything with DLPack), read in place whatever
-    their strides. The result comes back in the package and on the device of ``a``, computed
-    where the data lives (the CPU for NumPy, the GPU and current stream for CUDA arrays).
-    Epilogues that write aux outputs (``*_AUX*``, ``*BGRAD*``) return ``(result, aux)`` with
-    ``aux`` a dict: ``"relu_aux"`` (a uint8 bitmask, shape (..., M, ceil(N/128)*16)),
-    ``"gelu_aux"`` (the pre-activation, shape (..., M, roundup(N, 8))), or the bias gradient
-    (``"drelu_bgrad"``, ``"dgelu_bgrad"``, ``"bgrada"``, ``"bgradb"``). A plan is cached per
-    thread, keyed by layouts and options, so repeated calls of one shape do not re-plan.
+    their strides (read-only and negative-stride views too). The result comes back in the
+    package and on the device of ``a``, computed where the data lives (the CPU for NumPy, the
+    GPU and current stream for CUDA arrays); every call returns new arrays. ``beta`` is required
+    when ``c`` is given (as in nvmath-python; ``c`` is never silently dropped). Epilogues that
+    write aux outputs (``*_AUX*``, ``*BGRAD*``) return ``(result, aux)`` with ``aux`` a dict:
+    ``"relu_aux"`` (a uint8 bitmask, shape (..., M, ceil(N/128)*16)), ``"gelu_aux"`` (the
+    pre-activation, shape (..., M, roundup(N, 8))), or the bias gradient (``"drelu_bgrad"``,
+    ``"dgelu_bgrad"``, ``"bgrada"``, ``"bgradb"``). A plan is cached per thread, keyed by
+    layouts and options, so repeated calls of one shape do not re-plan; threads never share it.
+
+    Types: ``a`` and ``b`` share one dtype among float16, bfloat16, float32, float64, complex64,
+    complex128 (float8 on a GPU). Unlike numpy.matmul, nothing is promoted: mixed dtypes, and
+    integer or bool operands (whose NumPy product is exact integer arithmetic, which BLAS and
+    cuBLASLt do not do), raise gl.DTypeError; convert first (``x.astype(np.float64)``).
+    NaN and Inf propagate as in NumPy.
 
     Args:
+        c: added as ``beta * c``; broadcasts to the result's shape. Needs ``beta``.
         epilog_inputs: ``{"bias": ...}`` (length N) for the ``*BIAS`` epilogues,
             ``{"relu_aux": ...}`` / ``{"gelu_aux": ...}`` (a forward call's aux) for DRELU/DGELU.
         options: a gl.MatmulOptions, a dict of its fields, or None.
@@ -111,6 +155,9 @@ def matmul(
         >>> gl.matmul(x, w)
         array([[ 3.,  3.],
                [12., 12.]], dtype=float32)
+        >>> gl.matmul(x, w, np.ones((2, 2), np.float32), beta=0.5)
+        array([[ 3.5,  3.5],
+               [12.5, 12.5]], dtype=float32)
         >>> y, aux = gl.matmul(x, w, epilog=gl.Epilog.RELU_AUX_BIAS,
         ...                    epilog_inputs={"bias": np.array([-5.0, 0.0], np.float32)})
         >>> y
@@ -119,12 +166,14 @@ def matmul(
         >>> aux["relu_aux"].shape
         (2, 16)
     """
-    pkg = _package_of(a)
+    pkg = _package_of(a, _OP, "a")
     _sync_log()
-    h = _cached_matmul(
+    if type(alpha) not in _SCALAR_TYPES or beta is not None and type(beta) not in _SCALAR_TYPES:
+        alpha, beta = _scalar("alpha", alpha), _scalar("beta", beta)
+    h, specs, generation = _cached_matmul(
         pkg.export(a),
-        _export(b),
-        None if c is None else _export(c),
+        _export(b, _OP, "b"),
+        None if c is None else _export(c, _OP, "c"),
         alpha,
         beta,
         _epilog(epilog),
@@ -132,46 +181,60 @@ def matmul(
         _native(options),
         _DEFAULT_SCALES if quantization_scales is None else _scales(quantization_scales),
     )
-    specs = h.output_specs()
     device = pkg.device_of(a)
-    outs = [pkg.empty(shape, dtype, device) for _, shape, dtype in specs]
-    address = pkg.address_for(device)
+    try:
+        outs = [pkg.empty(shape, dtype, device, _OP) for _, shape, dtype in specs]
+    except MemoryError as e:
+        raise _out_of_memory(specs, e) from e
+    address = pkg.address_for(device, _OP)
     h.execute_into(
         outs if address is None else [address(o) for o in outs],
-        pkg.current_stream(device) if stream is None else _stream_handle(stream),
+        pkg.current_stream(device) if stream is None else _stream_handle(stream, _OP),
+        generation,
     )
     return _package_results(specs, outs)
 
 
 def _make_executor(
-    run: Callable, specs: list[tuple], pkg: Any, device: Any, default_stream: Any
+    run: Callable, specs: list[tuple], generation: int, pkg: Any, device: Any, default_stream: Any
 ) -> Callable[[Any], Result]:
-    """A closure for Matmul.execute with everything but the stream decided in advance."""
-    allocs = tuple(pkg.allocator(shape, dtype, device) for _, shape, dtype in specs)
-    address = pkg.address_for(device)
+    """A closure for Matmul.execute with everything but the stream decided in advance.
+
+    Every call allocates fresh outputs: results belong to the caller, and concurrent calls from
+    several threads each get their own.
+    """
+    allocs = tuple(pkg.allocator(shape, dtype, device, _OP) for _, shape, dtype in specs)
+    address = pkg.address_for(device, _OP)
     current = pkg.stream_getter(device)
     if default_stream is not None:
-        fixed = _stream_handle(default_stream)
+        fixed = _stream_handle(default_stream, _OP)
 
         def current() -> int:
             return fixed
 
-    resolve = _stream_handle
+    def resolve(stream: Any) -> int:
+        return _stream_handle(stream, _OP)
 
     if len(allocs) == 1:
         alloc = allocs[0]
         if address is None:
 
             def execute(stream: Any) -> Any:
-                r = alloc()
-                run((r,), current() if stream is None else resolve(stream))
+                try:
+                    r = alloc()
+                except MemoryError as e:
+                    raise _out_of_memory(specs, e) from e
+                run((r,), current() if stream is None else resolve(stream), generation)
                 return r
 
         else:
 
             def execute(stream: Any) -> Any:
-                r = alloc()
-                run((address(r),), current() if stream is None else resolve(stream))
+                try:
+                    r = alloc()
+                except MemoryError as e:
+                    raise _out_of_memory(specs, e) from e
+                run((address(r),), current() if stream is None else resolve(stream), generation)
                 return r
 
         return execute
@@ -179,10 +242,14 @@ def _make_executor(
     names = tuple(name for name, _, _ in specs[1:])
 
     def execute_aux(stream: Any) -> Result:
-        outs = [f() for f in allocs]
+        try:
+            outs = [f() for f in allocs]
+        except MemoryError as e:
+            raise _out_of_memory(specs, e) from e
         run(
             outs if address is None else [address(o) for o in outs],
             current() if stream is None else resolve(stream),
+            generation,
         )
         return outs[0], dict(zip(names, outs[1:]))
 
@@ -192,11 +259,15 @@ def _make_executor(
 class Matmul:
     """A planned matrix multiplication: plan once, execute many times.
 
-    ``Matmul(a, b, c)`` checks the operands and fixes their layouts; :meth:`plan` picks the
-    epilogue and the algorithm; :meth:`execute` runs it (cheaply: a few microseconds of
-    overhead) and returns results in the caller's package; :meth:`reset_operands` swaps in new
-    arrays of the same layout without planning again. Use it as a context manager, or call
-    :meth:`free`, to release its resources.
+    ``Matmul(a, b, c, beta=...)`` checks the operands and fixes their layouts (``beta`` is
+    required with ``c``); :meth:`plan` picks the epilogue and the algorithm; :meth:`execute`
+    runs it (cheaply: a few microseconds of overhead) and returns new results in the caller's
+    package; :meth:`reset_operands` swaps in new arrays of the same layout without planning
+    again. Use it as a context manager, or call :meth:`free`, to release its resources.
+
+    Threads: one Matmul may be used from several threads at once. Calls run one at a time (an
+    execute never sees half of a reset_operands), and each execute returns its own arrays;
+    threads that want to run in parallel use one Matmul each.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -213,7 +284,17 @@ class Matmul:
         True
     """
 
-    __slots__ = ("_device", "_exec", "_freed", "_inputs", "_mm", "_pkg", "_refs", "_stream")
+    __slots__ = (
+        "_device",
+        "_exec",
+        "_freed",
+        "_inputs",
+        "_lock",
+        "_mm",
+        "_pkg",
+        "_refs",
+        "_stream",
+    )
 
     def __init__(
         self,
@@ -222,22 +303,27 @@ class Matmul:
         c: Any = None,
         *,
         alpha: complex = 1.0,
-        beta: complex = 0.0,
+        beta: complex | None = None,
         options: Any = None,
         stream: Any = None,
         quantization_scales: Any = None,
     ) -> None:
         self._exec: Callable[[Any], Result] | None = None
         self._freed = False
-        pkg = _package_of(a)
-        ea, eb = pkg.export(a), _export(b)
-        ec = None if c is None else _export(c)
+        # Serializes plan, reset_operands and free with the Python references they keep, so that
+        # the arrays kept alive are always those the C++ plan reads.
+        self._lock = threading.Lock()
+        pkg = _package_of(a, _OP, "a")
+        ea, eb = pkg.export(a), _export(b, _OP, "b")
+        ec = None if c is None else _export(c, _OP, "c")
+        if stream is not None:
+            _stream_handle(stream, _OP)  # checked now rather than at the first execute
         self._mm = _gpula.Matmul(
             ea,
             eb,
             ec,
-            alpha,
-            beta,
+            _scalar("alpha", alpha),
+            _scalar("beta", beta),
             _native(options),
             _scales(quantization_scales),
         )
@@ -272,12 +358,14 @@ class Matmul:
         """
         self._check("plan")
         _sync_log()
-        inputs = _inputs(epilog_inputs)
-        algos = self._mm.plan(_epilog(epilog), inputs, _limit(preferences))
-        self._inputs = inputs or {}
-        self._exec = _make_executor(
-            self._mm.execute_into, self._mm.output_specs(), self._pkg, self._device, self._stream
-        )
+        e, inputs, limit = _epilog(epilog), _inputs(epilog_inputs), _limit(preferences)
+        with self._lock:
+            self._check("plan")
+            algos, specs, generation = self._mm.plan(e, inputs, limit)
+            self._inputs = inputs or {}
+            self._exec = _make_executor(
+                self._mm.execute_into, specs, generation, self._pkg, self._device, self._stream
+            )
         return algos
 
     def autotune(self, iterations: int = 3, stream: Any = None) -> dict[str, Any]:
@@ -287,15 +375,24 @@ class Matmul:
         with ``time_ms``).
         """
         self._check("autotune")
+        if not isinstance(iterations, int) or isinstance(iterations, bool):
+            raise DTypeError(
+                f"[matmul] autotune iterations must be an int, got {type(iterations).__name__}"
+            )
+        if not 1 <= iterations < 2**31:
+            raise InvalidArgument(f"[matmul] autotune iterations must be >= 1, got {iterations}")
         s = self._stream if stream is None else stream
-        handle = self._pkg.stream_getter(self._device)() if s is None else _stream_handle(s)
+        handle = (
+            self._pkg.stream_getter(self._device)() if s is None else _stream_handle(s, _OP)
+        )
         return self._mm.autotune(iterations, handle)
 
     def execute(self, stream: Any = None) -> Result:
         """Runs the plan; returns the result, or ``(result, aux)`` for epilogues with aux outputs.
 
-        Device results are produced asynchronously on ``stream`` (default: the stream given to
-        the constructor, else the package's current stream). Results are allocated by their
+        Every call returns new arrays (a later call never overwrites an earlier result). Device
+        results are produced asynchronously on ``stream`` (default: the stream given to the
+        constructor, else the package's current stream). Results are allocated by their
         package on its current stream: when you run on another stream, keep them alive until
         that stream's work is done (torch: ``record_stream``), as with any cross-stream use.
         """
@@ -314,15 +411,21 @@ class Matmul:
     ) -> None:
         """Swaps in operands of the same layout (shape, strides, dtype, device); no re-planning.
 
-        Raises ValueError naming the operand whose layout differs.
+        Raises gl.InvalidArgument (a ValueError) naming the operand whose layout differs.
         """
         self._check("reset_operands")
-        new = {name: _export(x) for name, x in (("a", a), ("b", b), ("c", c)) if x is not None}
+        new = {
+            name: _export(x, "matmul.reset_operands", name)
+            for name, x in (("a", a), ("b", b), ("c", c))
+            if x is not None
+        }
         inputs = _inputs(epilog_inputs)
-        self._mm.reset_operands(new.get("a"), new.get("b"), new.get("c"), inputs)
-        self._refs.update(new)
-        if inputs:
-            self._inputs.update({k: v for k, v in inputs.items() if v is not None})
+        with self._lock:
+            self._check("reset_operands")
+            self._mm.reset_operands(new.get("a"), new.get("b"), new.get("c"), inputs)
+            self._refs.update(new)
+            if inputs:
+                self._inputs.update({k: v for k, v in inputs.items() if v is not None})
 
     def output_specs(self) -> list[tuple[str, tuple[int, ...], str]]:
         """``[(name, shape, dtype name)]`` of what :meth:`execute` returns, result first."""
@@ -334,13 +437,17 @@ class Matmul:
         return self._mm.device
 
     def free(self) -> None:
-        """Releases the plan's resources; the object cannot execute afterwards."""
-        if not self._freed:
-            self._mm.free()
-            self._freed = True
-        self._exec = None
-        self._refs = {}
-        self._inputs = {}
+        """Releases the plan's resources; the object cannot execute afterwards.
+
+        Waits for calls running in other threads; their later calls raise gl.InvalidArgument.
+        """
+        with self._lock:
+            if not self._freed:
+                self._mm.free()
+                self._freed = True
+            self._exec = None
+            self._refs = {}
+            self._inputs = {}
 
     def __enter__(self) -> Matmul:
         return self

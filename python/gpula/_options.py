@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _gpula
-from ._gpula import ComputeType, InvalidArgument
+from ._gpula import ComputeType, DTypeError, InvalidArgument
 from ._interop import dtype_name
 
 
@@ -81,7 +81,7 @@ def _memory_limit(v: Any) -> tuple:
     elif isinstance(v, bool):
         pass
     elif isinstance(v, int):
-        if v >= 0:
+        if 0 <= v < 2**63:
             return v, 0.0
     elif isinstance(v, float) and 0.0 < v <= 1.0:
         return -1, v
@@ -115,9 +115,13 @@ def _blocking(v: Any) -> bool:
     raise InvalidArgument(f"[matmul] blocking must be 'auto', True or False, got {v!r}")
 
 
+def _dtype(v: Any, field: str) -> str | None:
+    return None if v is None else dtype_name(v, "matmul", field)
+
+
 def _logger(v: Any) -> Any:
     if v is not None and not callable(getattr(v, "log", None)):
-        raise InvalidArgument(f"[matmul] logger must be a logging.Logger, got {type(v).__name__}")
+        raise DTypeError(f"[matmul] logger must be a logging.Logger, got {type(v).__name__}")
     return v
 
 
@@ -134,7 +138,7 @@ def from_any(options: Any) -> MatmulOptions:
                     f"[matmul] unknown option '{key}'; MatmulOptions has {', '.join(_FIELDS)}"
                 )
         return MatmulOptions(**options)
-    raise TypeError(
+    raise DTypeError(
         f"[matmul] options must be a MatmulOptions, a dict or None, got {type(options).__name__}"
     )
 
@@ -147,8 +151,8 @@ def native(options: Any) -> Any:
     nbytes, fraction = _memory_limit(o.memory_limit)
     return _gpula.NativeMatmulOptions(
         compute_type=_compute_type(o.compute_type),
-        scale_type=None if o.scale_type is None else dtype_name(o.scale_type),
-        result_type=None if o.result_type is None else dtype_name(o.result_type),
+        scale_type=_dtype(o.scale_type, "scale_type"),
+        result_type=_dtype(o.result_type, "result_type"),
         memory_limit_bytes=nbytes,
         memory_limit_fraction=fraction,
         device=_device(o.device),

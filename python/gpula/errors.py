@@ -1,28 +1,33 @@
 """gpula's exception classes.
 
-Every class is raised by the C++ core and translated one to one::
+Every class is raised by the C++ core (or the Python layer) and translated one to one. One base,
+``Error``, catches them all; each class also derives from the builtin a caller would catch::
 
-    Error (RuntimeError)
-    ├── NotSupported ── NotCompiled
+    Error (Exception)
+    ├── InvalidArgument (also ValueError)
+    │   └── DTypeError (also TypeError)
+    ├── NotSupported (also RuntimeError)
+    │   └── NotCompiled
     ├── OutOfMemory (also MemoryError)
-    ├── CudaError, CublasError, CusolverError, CusparseError, CudssError  (.status, .status_name)
+    ├── VendorError (also RuntimeError; .status, .status_name)
+    │   └── CudaError, CublasError, CusolverError, CusparseError, CudssError, NcclError,
+    │       CublasMpError
     └── LinAlgError (also numpy.linalg.LinAlgError)
         ├── NotPositiveDefinite  (.order, .batch_index)
         └── SingularMatrix       (.index, .batch_index)
-    InvalidArgument (ValueError)
-    └── DTypeError (also TypeError)
 
 Example:
     >>> import numpy as np, gpula as gl
     >>> try:
     ...     gl.matmul(np.ones((2, 3)), np.ones((4, 2)))
-    ... except gl.InvalidArgument as e:
-    ...     print("bad shapes")
-    bad shapes
+    ... except gl.Error as e:
+    ...     print(type(e).__name__, isinstance(e, ValueError))
+    InvalidArgument True
 """
 
 from ._gpula import (
     CublasError,
+    CublasMpError,
     CudaError,
     CudssError,
     CusolverError,
@@ -31,11 +36,13 @@ from ._gpula import (
     Error,
     InvalidArgument,
     LinAlgError,
+    NcclError,
     NotCompiled,
     NotPositiveDefinite,
     NotSupported,
     OutOfMemory,
     SingularMatrix,
+    VendorError,
 )
 
 __all__ = [
@@ -45,11 +52,14 @@ __all__ = [
     "NotSupported",
     "NotCompiled",
     "OutOfMemory",
+    "VendorError",
     "CudaError",
     "CublasError",
     "CusolverError",
     "CusparseError",
     "CudssError",
+    "NcclError",
+    "CublasMpError",
     "LinAlgError",
     "NotPositiveDefinite",
     "SingularMatrix",

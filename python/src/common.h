@@ -5,6 +5,7 @@
 #include <nanobind/ndarray.h>
 
 #include <atomic>
+#include <string>
 
 namespace gpula::python {
 
@@ -20,6 +21,9 @@ void init_matmul(nb::module_& m);
 /// arrays of ml_dtypes' bfloat16/float8 and torch float8, passed as a uint8/uint16 view).
 /// Nothing is copied; the caller keeps the object alive while the view is in use.
 TensorView to_view(nb::handle obj, const char* op, const char* arg);
+
+/// A dtype by gpula's name; DTypeError "[op] arg: unknown dtype 'x'" otherwise.
+DType dtype_named(const std::string& s, const char* op, const char* arg);
 
 /// "cpu" / "cuda" / "cuda:N" -> Device; throws InvalidArgument otherwise.
 Device parse_device(std::string_view s, const char* op);

@@ -1,4 +1,7 @@
 // Python exception classes for gpula's C++ errors, and the translator between them.
+#include <nanobind/stl/string.h>
+
+#include <new>
 #include <string>
 
 #include "common.h"
@@ -18,6 +21,9 @@ struct Classes {
   PyObject* cusolver = nullptr;
   PyObject* cusparse = nullptr;
   PyObject* cudss = nullptr;
+  PyObject* nccl = nullptr;
+  PyObject* cublas_mp = nullptr;
+  PyObject* vendor = nullptr;
   PyObject* linalg = nullptr;
   PyObject* not_pd = nullptr;
   PyObject* singular = nullptr;
@@ -68,28 +74,31 @@ void raise_linalg(PyObject* cls, const char* msg, const char* k1, int64_t v1, in
 
 void init_errors(nb::module_& m) {
   Classes& c = g_cls;
-  c.error = make_class(m, "Error", {PyExc_RuntimeError}, "Base of gpula's runtime failures.");
-  c.invalid_argument = make_class(m, "InvalidArgument", {PyExc_ValueError},
+  // One base, gpula.Error; each class also derives from the builtin a caller would catch.
+  c.error = make_class(m, "Error", {PyExc_Exception}, "Base of every exception gpula raises.");
+  c.invalid_argument = make_class(m, "InvalidArgument", {c.error, PyExc_ValueError},
                                   "A bad argument: shape, value, layout or state.");
   c.dtype_error = make_class(m, "DTypeError", {c.invalid_argument, PyExc_TypeError},
-                             "An argument of the wrong or an unsupported element type.");
-  c.not_supported = make_class(m, "NotSupported", {c.error},
+                             "An argument of the wrong type or an unsupported element type.");
+  c.not_supported = make_class(m, "NotSupported", {c.error, PyExc_RuntimeError},
                                "A valid request this build or device cannot carry out.");
   c.not_compiled = make_class(m, "NotCompiled", {c.not_supported},
                               "A backend that was not compiled into this build.");
   c.out_of_memory = make_class(m, "OutOfMemory", {c.error, PyExc_MemoryError},
                                "Device or host memory could not be obtained.");
-  const char* vendor_doc =
-      "A vendor library reported a failure; `status` is its code, `status_name` its name.";
-  c.cuda = make_class(m, "CudaError", {c.error}, vendor_doc);
-  c.cublas = make_class(m, "CublasError", {c.error}, vendor_doc);
-  c.cusolver = make_class(m, "CusolverError", {c.error}, vendor_doc);
-  c.cusparse = make_class(m, "CusparseError", {c.error}, vendor_doc);
-  c.cudss = make_class(m, "CudssError", {c.error}, vendor_doc);
-  for (PyObject* cls : {c.cuda, c.cublas, c.cusolver, c.cusparse, c.cudss}) {
-    nb::handle(cls).attr("status") = nb::int_(0);
-    nb::handle(cls).attr("status_name") = nb::str("");
-  }
+  c.vendor = make_class(m, "VendorError", {c.error, PyExc_RuntimeError},
+                        "A vendor library reported a failure; `status` is its code, "
+                        "`status_name` its name.");
+  const char* vendor_doc = "A failure reported by this vendor library (`status`, `status_name`).";
+  c.cuda = make_class(m, "CudaError", {c.vendor}, vendor_doc);
+  c.cublas = make_class(m, "CublasError", {c.vendor}, vendor_doc);
+  c.cusolver = make_class(m, "CusolverError", {c.vendor}, vendor_doc);
+  c.cusparse = make_class(m, "CusparseError", {c.vendor}, vendor_doc);
+  c.cudss = make_class(m, "CudssError", {c.vendor}, vendor_doc);
+  c.nccl = make_class(m, "NcclError", {c.vendor}, vendor_doc);
+  c.cublas_mp = make_class(m, "CublasMpError", {c.vendor}, vendor_doc);
+  nb::handle(c.vendor).attr("status") = nb::int_(0);
+  nb::handle(c.vendor).attr("status_name") = nb::str("");
   c.linalg = make_class(m, "LinAlgError", {c.error, numpy_linalg_error()},
                         "A factorization or solve failed on its input.");
   c.not_pd = make_class(m, "NotPositiveDefinite", {c.linalg},
@@ -129,8 +138,12 @@ void init_errors(nb::module_& m) {
       raise_vendor(k.cusparse, e);
     } catch (const CudssError& e) {
       raise_vendor(k.cudss, e);
+    } catch (const NcclError& e) {
+      raise_vendor(k.nccl, e);
+    } catch (const CublasMpError& e) {
+      raise_vendor(k.cublas_mp, e);
     } catch (const VendorError& e) {
-      raise_vendor(k.error, e);
+      raise_vendor(k.vendor, e);
     } catch (const NotPositiveDefinite& e) {
       raise_linalg(k.not_pd, e.what(), "order", e.order(), e.batch_index());
     } catch (const SingularMatrix& e) {
@@ -139,8 +152,38 @@ void init_errors(nb::module_& m) {
       PyErr_SetString(k.linalg, e.what());
     } catch (const Error& e) {
       PyErr_SetString(k.error, e.what());
+    } catch (const std::bad_alloc&) {
+      // A host allocation inside a call (vectors, staging buffers): still one of gpula's classes.
+      PyErr_SetString(k.out_of_memory,
+                      "[gpula] host memory could not be obtained (std::bad_alloc)");
     }
   });
+
+  // For tests of the translation above: throws the C++ exception of that class name.
+  m.def(
+      "_throw_cpp_error",
+      [](const std::string& kind, const std::string& message) {
+        if (kind == "Error") throw Error(message);
+        if (kind == "InvalidArgument") throw InvalidArgument(message);
+        if (kind == "DTypeError") throw DTypeError(message);
+        if (kind == "NotSupported") throw NotSupported(message);
+        if (kind == "NotCompiled") throw NotCompiled(message);
+        if (kind == "OutOfMemory") throw OutOfMemory(message);
+        if (kind == "VendorError") throw VendorError(message, 7, "STATUS_SEVEN");
+        if (kind == "CudaError") throw CudaError(message, 7, "STATUS_SEVEN");
+        if (kind == "CublasError") throw CublasError(message, 7, "STATUS_SEVEN");
+        if (kind == "CusolverError") throw CusolverError(message, 7, "STATUS_SEVEN");
+        if (kind == "CusparseError") throw CusparseError(message, 7, "STATUS_SEVEN");
+        if (kind == "CudssError") throw CudssError(message, 7, "STATUS_SEVEN");
+        if (kind == "NcclError") throw NcclError(message, 7, "STATUS_SEVEN");
+        if (kind == "CublasMpError") throw CublasMpError(message, 7, "STATUS_SEVEN");
+        if (kind == "LinAlgError") throw LinAlgError(message);
+        if (kind == "NotPositiveDefinite") throw NotPositiveDefinite(message, 3, 1);
+        if (kind == "SingularMatrix") throw SingularMatrix(message, 2, 1);
+        if (kind == "bad_alloc") throw std::bad_alloc();
+        throw std::runtime_error("unknown kind " + kind);
+      },
+      nb::arg("kind"), nb::arg("message"), "Testing only: raises gpula's C++ exception `kind`.");
 }
 
 }  // namespace gpula::python

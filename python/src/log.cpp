@@ -37,7 +37,7 @@ class LoggerRef {
   PyObject* obj_;
 };
 
-LogLevel level_from_int(int level) {
+LogLevel level_from_int(int64_t level) {
   if (level <= static_cast<int>(LogLevel::debug)) return LogLevel::debug;
   if (level <= static_cast<int>(LogLevel::info)) return LogLevel::info;
   if (level <= static_cast<int>(LogLevel::warning)) return LogLevel::warning;
@@ -59,10 +59,18 @@ void init_log(nb::module_& m) {
   // The process-wide sink lives as long as the process: its reference is never released.
   LogSink sink = python_log_sink(logger);
   set_log_sink(sink);
-  set_log_level(level_from_int(nb::cast<int>(logger.attr("getEffectiveLevel")())));
+  // logging takes any int as a level; one past int64 is as good as "off".
+  int overflow = 0;
+  const nb::object level = logger.attr("getEffectiveLevel")();
+  const long long value = PyLong_AsLongLongAndOverflow(level.ptr(), &overflow);
+  if (value == -1 && PyErr_Occurred()) throw nb::python_error();
+  set_log_level(overflow > 0   ? LogLevel::off
+                : overflow < 0 ? LogLevel::debug
+                               : level_from_int(value));
 
   m.def(
-      "set_log_level", [](int level) { set_log_level(level_from_int(level)); }, nb::arg("level"),
+      "set_log_level", [](int64_t level) { set_log_level(level_from_int(level)); },
+      nb::arg("level"),
       "Sets the C++ level below which messages are not even formatted (logging's numbers).");
   m.def(
       "log_level", []() { return static_cast<int>(log_level()); },

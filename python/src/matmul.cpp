@@ -1,11 +1,17 @@
 // gpula::Matmul for Python: construction from arrays, plan/autotune, and a fast execute_into
 // that writes into outputs the Python layer allocated with the caller's own package.
+//
+// Threads: every method that enters gpula::Matmul (which serializes its callers on a mutex)
+// first releases the GIL, since a call holding that mutex may log, which takes the GIL.
 #include <nanobind/stl/complex.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
+#include <algorithm>
+#include <array>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,26 +24,35 @@ constexpr const char* kOp = "matmul";
 
 using Scales = std::tuple<float, float, float>;
 
-// A Python handle on a Matmul: owned (gl.Matmul), or borrowed from this thread's plan cache
-// (the function form, used at once). Caches the output views execute_into fills in.
+// A Python handle on a Matmul: owned (gl.Matmul), or shared with this thread's plan cache (the
+// function form). execute_into fills the data pointers of output views made at plan time.
 struct PyMatmul {
-  std::unique_ptr<Matmul> owned;
-  Matmul* mm = nullptr;
+  std::shared_ptr<Matmul> mm;
   Device data_device{};
 
-  // Output views built from output_specs() on first use after plan(); only data changes later.
+  // The outputs of the current plan, made from output_specs() once; only data changes per call.
+  // `generation` counts plans with other outputs: execute_into refuses outputs allocated for an
+  // earlier one (a plan() with another epilogue from another thread in between). Guarded by `mu`,
+  // taken without the GIL.
+  std::mutex mu;
+  uint64_t generation = 0;
+  std::vector<OutputSpec> planned;  // what `outs` was made for
   MatmulOutputs outs;
   std::vector<TensorView*> slots;  // spec order: result, then aux outputs
-  bool outs_ready = false;
 
-  PyMatmul(std::unique_ptr<Matmul> m, Device d) : owned(std::move(m)), mm(owned.get()), data_device(d) {}
-  PyMatmul(Matmul& m, Device d) : mm(&m), data_device(d) {}
-  PyMatmul(PyMatmul&& o) noexcept
-      : owned(std::move(o.owned)), mm(o.mm), data_device(o.data_device) {}  // slots rebuilt lazily
+  PyMatmul(std::shared_ptr<Matmul> m, Device d) : mm(std::move(m)), data_device(d) {}
   PyMatmul(const PyMatmul&) = delete;
 
-  void prepare_outputs() {
-    const std::vector<OutputSpec> specs = mm->output_specs();
+  // After a plan, with `mu` held. A plan with the same outputs as the last (the same plan
+  // again, or another algorithm) keeps the generation: outputs allocated for it still fit.
+  void set_outputs(const std::vector<OutputSpec>& specs) {
+    auto same = [](const OutputSpec& x, const OutputSpec& y) {
+      return x.name == y.name && x.shape == y.shape && x.dtype == y.dtype;
+    };
+    if (generation > 0 &&
+        std::equal(specs.begin(), specs.end(), planned.begin(), planned.end(), same))
+      return;
+    planned = specs;
     outs = MatmulOutputs{};
     slots.clear();
     for (const OutputSpec& s : specs) {
@@ -49,9 +64,12 @@ struct PyMatmul {
         slots.push_back(&(outs.aux[s.name] = std::move(v)));  // map nodes do not move
       }
     }
-    outs_ready = true;
+    ++generation;
   }
 };
+
+// At most the result and one aux output (an aux or a bias gradient), with room to spare.
+constexpr std::size_t kMaxOutputs = 4;
 
 // Address of an output: an int, or any writable buffer-protocol object (NumPy arrays), which is
 // far cheaper than ndarray.ctypes.data.
@@ -60,7 +78,7 @@ void* address_of(nb::handle h, std::size_t i) {
   Py_buffer view;
   if (PyObject_GetBuffer(h.ptr(), &view, PyBUF_WRITABLE) != 0) {
     PyErr_Clear();
-    throw InvalidArgument("[matmul] execute_into: output " + std::to_string(i) +
+    throw InvalidArgument("[matmul] execute: output " + std::to_string(i) +
                           " must be an int address or a writable contiguous buffer");
   }
   void* p = view.buf;
@@ -115,6 +133,13 @@ nb::tuple shape_tuple(const Shape& s) {
   return nb::tuple(l);
 }
 
+nb::list specs_list(const std::vector<OutputSpec>& specs) {
+  nb::list out;
+  for (const OutputSpec& s : specs)
+    out.append(nb::make_tuple(s.name, shape_tuple(s.shape), std::string(name(s.dtype))));
+  return out;
+}
+
 Stream stream_for(const Matmul& mm, uintptr_t handle) {
   return Stream{mm.device(), reinterpret_cast<void*>(handle)};
 }
@@ -130,8 +155,8 @@ MatmulOptions make_options(std::optional<ComputeType> compute_type,
                            bool fallback_cpu, bool blocking, nb::handle logger) {
   MatmulOptions o;
   o.compute_type = compute_type;
-  if (scale_type) o.scale_type = dtype_from_name(*scale_type);
-  if (result_type) o.result_type = dtype_from_name(*result_type);
+  if (scale_type) o.scale_type = dtype_named(*scale_type, kOp, "scale_type");
+  if (result_type) o.result_type = dtype_named(*result_type, kOp, "result_type");
   o.memory_limit = {memory_limit_bytes, memory_limit_fraction};
   if (device) o.device = parse_device(*device, kOp);
   o.fallback = fallback_cpu ? Fallback::cpu : Fallback::none;
@@ -195,30 +220,37 @@ void init_matmul(nb::module_& m) {
       .def(
           "__init__",
           [](PyMatmul* self, nb::handle a, nb::handle b, nb::handle c, std::complex<double> alpha,
-             std::complex<double> beta, const MatmulOptions& options, Scales scales) {
+             std::optional<std::complex<double>> beta, const MatmulOptions& options,
+             Scales scales) {
             const TensorView av = to_view(a, kOp, "a"), bv = to_view(b, kOp, "b");
             const std::optional<TensorView> cv = opt_view(c, "c");
-            auto mm = std::make_unique<Matmul>(av, bv, cv, alpha, beta, options, scales_of(scales));
+            auto mm = std::make_shared<Matmul>(av, bv, cv, alpha, beta, options, scales_of(scales));
             new (self) PyMatmul(std::move(mm), av.device);
           },
-          nb::arg("a"), nb::arg("b"), nb::arg("c").none(), nb::arg("alpha"), nb::arg("beta"),
+          nb::arg("a"), nb::arg("b"), nb::arg("c").none(), nb::arg("alpha"), nb::arg("beta").none(),
           nb::arg("options"), nb::arg("scales"))
       .def(
           "plan",
           [](PyMatmul& self, Epilog epilog, nb::handle inputs, int limit) {
             const EpilogInputs in = epilog_inputs(inputs);
             std::vector<AlgorithmInfo> algos;
+            std::vector<OutputSpec> specs;
+            uint64_t generation = 0;
             {
               nb::gil_scoped_release release;
+              std::lock_guard lock(self.mu);
               algos = self.mm->plan(epilog, in, PlanPreferences{limit});
+              specs = self.mm->output_specs();
+              self.set_outputs(specs);
+              generation = self.generation;
             }
-            self.outs_ready = false;
             nb::list out;
             for (const AlgorithmInfo& a : algos) out.append(algorithm_dict(a));
-            return out;
+            return nb::make_tuple(out, specs_list(specs), generation);
           },
           nb::arg("epilog"), nb::arg("inputs").none(), nb::arg("limit") = 8,
-          "Fixes the epilogue; returns candidate algorithms (dicts), best first.")
+          "Fixes the epilogue; returns (candidate algorithms as dicts, best first, output specs, "
+          "the plan's generation for execute_into).")
       .def(
           "autotune",
           [](PyMatmul& self, int iterations, uintptr_t stream) {
@@ -233,27 +265,40 @@ void init_matmul(nb::module_& m) {
           "Times every candidate and keeps the fastest; returns it (synchronizes the stream).")
       .def(
           "execute_into",
-          [](PyMatmul& self, nb::handle outputs, uintptr_t stream) {
-            if (!self.outs_ready) self.prepare_outputs();
+          [](PyMatmul& self, nb::handle outputs, uintptr_t stream, uint64_t generation) {
             const std::size_t n = nb::len(outputs);
+            if (n > kMaxOutputs)
+              throw InvalidArgument("[matmul] execute: at most " + std::to_string(kMaxOutputs) +
+                                    " outputs, got " + std::to_string(n));
+            std::array<void*, kMaxOutputs> data{};
+            for (std::size_t i = 0; i < n; ++i) data[i] = address_of(outputs[i], i);
+            const Stream s = stream_for(*self.mm, stream);
+            nb::gil_scoped_release release;
+            std::lock_guard lock(self.mu);
+            if (generation != self.generation)
+              throw InvalidArgument(
+                  "[matmul] execute: the plan changed (plan() was called again, perhaps from "
+                  "another thread) after this call's outputs were allocated; call execute() again");
             if (n != self.slots.size())
-              throw InvalidArgument("[matmul] execute_into expects " +
+              throw InvalidArgument("[matmul] execute expects " +
                                     std::to_string(self.slots.size()) +
                                     " outputs (one per output spec), got " + std::to_string(n));
-            for (std::size_t i = 0; i < n; ++i) self.slots[i]->data = address_of(outputs[i], i);
-            nb::gil_scoped_release release;
-            self.mm->execute(self.outs, stream_for(*self.mm, stream));
+            for (std::size_t i = 0; i < n; ++i) self.slots[i]->data = data[i];
+            self.mm->execute(self.outs, s);
           },
-          nb::arg("outputs"), nb::arg("stream"),
+          nb::arg("outputs"), nb::arg("stream"), nb::arg("generation"),
           "Runs into contiguous outputs on the data's device, given in output_specs() order as "
-          "int addresses or writable buffers; `stream` is a cudaStream_t as an int.")
+          "int addresses or writable buffers, allocated for the plan `generation` (from plan() "
+          "or cached_matmul()); `stream` is a cudaStream_t as an int.")
       .def(
           "output_specs",
           [](PyMatmul& self) {
-            nb::list out;
-            for (const OutputSpec& s : self.mm->output_specs())
-              out.append(nb::make_tuple(s.name, shape_tuple(s.shape), std::string(name(s.dtype))));
-            return out;
+            std::vector<OutputSpec> specs;
+            {
+              nb::gil_scoped_release release;
+              specs = self.mm->output_specs();
+            }
+            return specs_list(specs);
           },
           "[(name, shape, dtype name)] of the outputs, result first.")
       .def(
@@ -264,37 +309,63 @@ void init_matmul(nb::module_& m) {
             u.b = opt_view(b, "b");
             u.c = opt_view(c, "c");
             u.epilog_inputs = epilog_inputs(inputs);
+            nb::gil_scoped_release release;
             self.mm->reset_operands(u);
           },
-          nb::arg("a").none(), nb::arg("b").none(), nb::arg("c").none(),
-          nb::arg("inputs").none())
-      .def("free", [](PyMatmul& self) { self.mm->free(); })
-      .def("algorithm", [](PyMatmul& self) { return algorithm_dict(self.mm->algorithm()); })
-      .def_prop_ro("planned", [](PyMatmul& self) { return self.mm->planned(); })
-      .def_prop_ro("device", [](PyMatmul& self) { return to_string(self.mm->device()); },
-                   "Where the work runs: 'cpu' or 'cuda:N'.")
-      .def_prop_ro("data_device", [](PyMatmul& self) { return to_string(self.data_device); },
-                   "Where the operands and results live.");
+          nb::arg("a").none(), nb::arg("b").none(), nb::arg("c").none(), nb::arg("inputs").none())
+      .def("free",
+           [](PyMatmul& self) {
+             nb::gil_scoped_release release;
+             self.mm->free();
+           })
+      .def("algorithm",
+           [](PyMatmul& self) {
+             AlgorithmInfo a;
+             {
+               nb::gil_scoped_release release;
+               a = self.mm->algorithm();
+             }
+             return algorithm_dict(a);
+           })
+      .def_prop_ro("planned",
+                   [](PyMatmul& self) {
+                     nb::gil_scoped_release release;
+                     return self.mm->planned();
+                   })
+      .def_prop_ro(
+          "device", [](PyMatmul& self) { return to_string(self.mm->device()); },
+          "Where the work runs: 'cpu' or 'cuda:N'.")
+      .def_prop_ro(
+          "data_device", [](PyMatmul& self) { return to_string(self.data_device); },
+          "Where the operands and results live.");
 
   m.def(
       "cached_matmul",
       [](nb::handle a, nb::handle b, nb::handle c, std::complex<double> alpha,
-         std::complex<double> beta, Epilog epilog, nb::handle inputs, const MatmulOptions& options,
-         Scales scales) {
+         std::optional<std::complex<double>> beta, Epilog epilog, nb::handle inputs,
+         const MatmulOptions& options, Scales scales) {
         const TensorView av = to_view(a, kOp, "a"), bv = to_view(b, kOp, "b");
         const std::optional<TensorView> cv = opt_view(c, "c");
         const EpilogInputs in = epilog_inputs(inputs);
-        Matmul* mm = nullptr;
+        auto handle = std::make_unique<PyMatmul>(nullptr, av.device);
+        std::vector<OutputSpec> specs;
         {
           nb::gil_scoped_release release;
-          mm = &cached_matmul(av, bv, cv, alpha, beta, epilog, in, options, scales_of(scales));
+          handle->mm =
+              cached_matmul(av, bv, cv, alpha, beta, epilog, in, options, scales_of(scales));
+          specs = handle->mm->output_specs();
+          std::lock_guard lock(handle->mu);
+          handle->set_outputs(specs);
         }
-        return PyMatmul(*mm, av.device);
+        const uint64_t generation = handle->generation;
+        return nb::make_tuple(nb::cast(handle.release(), nb::rv_policy::take_ownership),
+                              specs_list(specs), generation);
       },
-      nb::arg("a"), nb::arg("b"), nb::arg("c").none(), nb::arg("alpha"), nb::arg("beta"),
+      nb::arg("a"), nb::arg("b"), nb::arg("c").none(), nb::arg("alpha"), nb::arg("beta").none(),
       nb::arg("epilog"), nb::arg("inputs").none(), nb::arg("options"), nb::arg("scales"),
-      "This thread's cached, planned Matmul for these operands (a borrowed handle: use it at once, "
-      "before this thread's next call into the cache).");
+      "(handle, output specs, generation): this thread's cached, planned Matmul for these "
+      "operands, bound to them (use it at once: this thread's next call with the same layouts "
+      "rebinds it).");
   m.def("matmul_cache_size", &matmul_cache_size, "Plans in the calling thread's matmul cache.");
   m.def("matmul_cache_clear", &matmul_cache_clear, "Empties the calling thread's matmul cache.");
 }

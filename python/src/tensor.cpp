@@ -34,6 +34,34 @@ namespace {
 
 std::string where(const char* op, const char* arg) { return "[" + std::string(op) + "] " + arg; }
 
+// Why `obj`, which nanobind could not take as an array, is refused: NumPy's dtypes without a
+// DLPack equivalent (non-native byte order, object, str, void, datetime), else the producer's own
+// complaint from __dlpack__ (say, strides that are not a multiple of the item size).
+std::string why_not_an_array(nb::handle obj) {
+  try {
+    if (nb::hasattr(obj, "dtype")) {
+      nb::object dt = obj.attr("dtype");
+      if (nb::hasattr(dt, "isnative") && nb::hasattr(dt, "kind")) {  // a NumPy dtype
+        const std::string text = nb::cast<std::string>(nb::str(dt));
+        if (!nb::cast<bool>(dt.attr("isnative"))) {
+          const std::string order = nb::cast<std::string>(dt.attr("byteorder"));
+          return "dtype " + nb::cast<std::string>(dt.attr("str")) +
+                 (order == ">" ? " (big-endian)" : " (little-endian)") +
+                 " is not supported; convert to native byte order first "
+                 "(x.astype(x.dtype.newbyteorder('=')))";
+        }
+        const std::string kind = nb::cast<std::string>(dt.attr("kind"));
+        if (kind.find_first_of("OUSVMm") != std::string::npos)
+          return "dtype " + text + " is not supported";
+      }
+    }
+    if (nb::hasattr(obj, "__dlpack__")) obj.attr("__dlpack__")();
+  } catch (nb::python_error& e) {
+    return std::string("it cannot be exported through DLPack: ") + e.what();
+  }
+  return {};
+}
+
 Shape int_sequence(nb::handle seq) {
   Shape out;
   out.reserve(nb::len(seq));
@@ -47,7 +75,7 @@ Shape int_sequence(nb::handle seq) {
 TensorView from_raw(const nb::tuple& t, const char* op, const char* arg) {
   TensorView v;
   v.data = reinterpret_cast<void*>(nb::cast<uintptr_t>(t[1]));
-  v.dtype = dtype_from_name(nb::cast<std::string>(t[2]));
+  v.dtype = dtype_named(nb::cast<std::string>(t[2]), op, arg);
   v.shape = int_sequence(t[3]);
   v.strides = int_sequence(t[4]);
   if (v.shape.size() != v.strides.size())
@@ -65,6 +93,14 @@ TensorView from_raw(const nb::tuple& t, const char* op, const char* arg) {
 
 }  // namespace
 
+DType dtype_named(const std::string& s, const char* op, const char* arg) {
+  try {
+    return dtype_from_name(s);
+  } catch (const DTypeError&) {
+    throw DTypeError(where(op, arg) + ": unknown dtype '" + s + "'");
+  }
+}
+
 TensorView to_view(nb::handle obj, const char* op, const char* arg) {
   nb::handle array = obj;
   const char* override_name = nullptr;
@@ -80,16 +116,19 @@ TensorView to_view(nb::handle obj, const char* op, const char* arg) {
     override_name = override_storage.c_str();
   }
   Array a;
-  if (!nb::try_cast<Array>(array, a, /*convert=*/false))
+  if (!nb::try_cast<Array>(array, a, /*convert=*/false)) {
+    const std::string why = why_not_an_array(array);
+    if (!why.empty()) throw DTypeError(where(op, arg) + ": " + why);
     throw DTypeError(where(op, arg) +
                      " must be an array with DLPack or the buffer protocol (NumPy, CuPy, "
                      "PyTorch, ...), got " + type_name_of(array));
+  }
   TensorView v;
   v.data = const_cast<void*>(static_cast<const void*>(a.data()));
   v.device = device_of(a, op, arg);
   const auto dt = a.dtype();
   if (override_name) {
-    v.dtype = dtype_from_name(override_name);
+    v.dtype = dtype_named(override_storage, op, arg);
     if (size_of(v.dtype) * 8 != dt.bits)
       throw DTypeError(where(op, arg) + ": dtype override " + override_name + " needs a " +
                        std::to_string(size_of(v.dtype) * 8) + "-bit view, got " +

@@ -5,13 +5,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <numeric>
 #include <string>
 #include <type_traits>
-#include <cstring>
 #include <vector>
 
+#include "format.h"
 #include "test_support.h"
 
 namespace {
@@ -110,11 +111,24 @@ TEST(DTypeTest, UnknownDLPackCodeIsDTypeError) {
   EXPECT_THROW(dtype_from_dlpack(kDLInt, 16, 1), DTypeError);    // int16 is not taken
   EXPECT_THROW(dtype_from_dlpack(kDLFloat, 32, 4), DTypeError);  // vector lanes
   EXPECT_THROW(dtype_from_dlpack(200, 32, 1), DTypeError);
-  try {
-    dtype_from_dlpack(kDLFloat, 32, 4);
-  } catch (const DTypeError& e) {
-    EXPECT_TRUE(contains(e.what(), "lanes 4")) << e.what();
-  }
+  // Messages name the type as NumPy does, not by DLPack code.
+  auto message = [](uint8_t code, uint8_t bits, uint16_t lanes) {
+    try {
+      dtype_from_dlpack(code, bits, lanes);
+    } catch (const DTypeError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  EXPECT_TRUE(contains(message(kDLFloat, 32, 4), "dtype float32 x4 (vector) is not supported"))
+      << message(kDLFloat, 32, 4);
+  EXPECT_TRUE(contains(message(kDLInt, 16, 1), "dtype int16 is not supported"))
+      << message(kDLInt, 16, 1);
+  EXPECT_TRUE(contains(message(6, 8, 1), "dtype bool is not supported"))  // kDLBool (DLPack 0.8)
+      << message(6, 8, 1);
+  EXPECT_TRUE(contains(message(kDLOpaqueHandle, 64, 1), "type code 3 of 64 bits"))
+      << message(kDLOpaqueHandle, 64, 1);
+  EXPECT_FALSE(contains(message(kDLInt, 16, 1), "code")) << message(kDLInt, 16, 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,6 +220,31 @@ TEST(TensorTest, EmptyOnCpu) {
   EXPECT_TRUE(z.defined());
   EXPECT_EQ(z.view().numel(), 0);
   EXPECT_FALSE(Tensor().defined());
+}
+
+TEST(TensorTest, EmptyWithAnImpossibleShapeIsATypedError) {
+  // 2^62 float64 elements need 2^65 bytes: the byte count must not wrap around to a small buffer.
+  EXPECT_THROW(Tensor::empty({int64_t{1} << 31, int64_t{1} << 31}, DType::f64, Stream{}),
+               OutOfMemory);
+  EXPECT_THROW(Tensor::empty({int64_t{1} << 40, int64_t{1} << 40}, DType::f32, Stream{}),
+               InvalidArgument);  // 2^80 elements
+  EXPECT_THROW(Tensor::empty({3, -1}, DType::f32, Stream{}), InvalidArgument);
+}
+
+TEST(TensorViewTest, CheckTensorViewRefusesMalformedViews) {
+  float x[12] = {};
+  using detail::check_tensor_view;
+  EXPECT_NO_THROW(check_tensor_view("op", "a", {x, DType::f32, {3, 4}, {4, 1}, Device::cpu()}));
+  EXPECT_NO_THROW(check_tensor_view("op", "a", {nullptr, DType::f32, {0, 4}, {4, 1}, {}}));
+  EXPECT_THROW(check_tensor_view("op", "a", {x, DType::f32, {3, 4}, {1}, {}}), InvalidArgument);
+  EXPECT_THROW(check_tensor_view("op", "a", {x, DType::f32, {3, -4}, {4, 1}, {}}), InvalidArgument);
+  EXPECT_THROW(check_tensor_view("op", "a", {nullptr, DType::f32, {3, 4}, {4, 1}, {}}),
+               InvalidArgument);
+  try {
+    check_tensor_view("linalg.x", "b", {x, DType::f32, {3, 4}, {1}, {}});
+  } catch (const InvalidArgument& e) {
+    EXPECT_TRUE(contains(e.what(), "[linalg.x] b has 2 dimensions but 1 strides")) << e.what();
+  }
 }
 
 TEST(TensorTest, EmptyOnMissingGpuThrowsTypedError) {
@@ -565,8 +604,9 @@ TEST_F(LogTest, MatmulLogsItsPlanToTheOptionLogger) {
 // Errors
 
 TEST(ErrorTest, Hierarchy) {
+  // One base: every gpula exception is a gpula::Error (and so a std::exception).
   static_assert(std::is_base_of_v<std::runtime_error, gpula::Error>);
-  static_assert(std::is_base_of_v<std::invalid_argument, InvalidArgument>);
+  static_assert(std::is_base_of_v<gpula::Error, InvalidArgument>);
   static_assert(std::is_base_of_v<InvalidArgument, DTypeError>);
   static_assert(std::is_base_of_v<gpula::Error, NotSupported>);
   static_assert(std::is_base_of_v<NotSupported, NotCompiled>);
@@ -580,15 +620,26 @@ TEST(ErrorTest, Hierarchy) {
   static_assert(std::is_base_of_v<VendorError, NcclError>);
   static_assert(std::is_base_of_v<VendorError, CublasMpError>);
   static_assert(std::is_base_of_v<gpula::Error, LinAlgError>);
-  static_assert(!std::is_base_of_v<gpula::Error, InvalidArgument>);
+  static_assert(std::is_base_of_v<LinAlgError, NotPositiveDefinite>);
+  static_assert(std::is_base_of_v<LinAlgError, SingularMatrix>);
 
-  EXPECT_THROW(throw DTypeError("x"), std::invalid_argument);
+  EXPECT_THROW(throw DTypeError("x"), InvalidArgument);
+  EXPECT_THROW(throw InvalidArgument("x"), gpula::Error);
   EXPECT_THROW(throw NotCompiled("cuda"), NotSupported);
   EXPECT_THROW(throw OutOfMemory("x"), std::runtime_error);
   try {
     throw NotCompiled("cuda");
   } catch (const gpula::Error& e) {
     EXPECT_TRUE(contains(e.what(), "cuda")) << e.what();
+  }
+  // A bad argument from a real call is caught by the base.
+  HostTensor a = make_host({3, 4}, DType::f32), b = make_host({5, 2}, DType::f32);
+  try {
+    gpula::matmul(a.view, b.view);
+    ADD_FAILURE() << "no exception";
+  } catch (const gpula::Error& e) {
+    EXPECT_NE(dynamic_cast<const InvalidArgument*>(&e), nullptr) << e.what();
+    EXPECT_TRUE(contains(e.what(), "[matmul]")) << e.what();
   }
 }
 

@@ -105,6 +105,88 @@ TEST(MatmulErrors, BetaWithoutC) {
   EXPECT_TRUE(contains(m, "beta")) << m;
 }
 
+// c without beta used to run with beta = 0, dropping c without a word.
+TEST(MatmulErrors, BetaIsRequiredWithC) {
+  HostTensor a = filled({3, 4}), b = filled({4, 2}), c = filled({3, 2});
+  const auto before_c = bytes_of(c);
+  std::string m = message_of<InvalidArgument>([&] { Matmul(a.view, b.view, c.view); });
+  EXPECT_TRUE(contains(m, "[matmul] beta is required when c is given")) << m;
+  m = message_of<InvalidArgument>([&] { gpula::matmul(a.view, b.view, c.view); });
+  EXPECT_TRUE(contains(m, "[matmul] beta is required when c is given")) << m;
+  m = message_of<InvalidArgument>([&] { cached_matmul(a.view, b.view, c.view, 2.0); });
+  EXPECT_TRUE(contains(m, "beta is required")) << m;
+  EXPECT_EQ(bytes_of(c), before_c);
+  // With beta (0 included) it runs; a cached plan with beta does not serve a call without.
+  const auto ref = core_test::reference_matmul(a.view, b.view, 1.0, &c.view, 0.5);
+  core_test::expect_close(gpula::matmul(a.view, b.view, c.view, 1.0, 0.5).result.view(), ref, 1e-5,
+                          0.0, "beta 0.5");
+  EXPECT_THROW(gpula::matmul(a.view, b.view, c.view), InvalidArgument);
+  EXPECT_NO_THROW(gpula::matmul(a.view, b.view, c.view, 1.0, 0.0));
+  EXPECT_NO_THROW(Matmul(a.view, b.view, {}, 1.0, {}));  // no c: beta may be left out
+}
+
+// Views a C++ caller built by hand are checked before anything reads them.
+TEST(MatmulErrors, MalformedViewsAreInvalidArguments) {
+  HostTensor a = filled({3, 4}), b = filled({4, 2});
+  TensorView short_strides = a.view;
+  short_strides.strides = {1};
+  std::string m = message_of<InvalidArgument>([&] { Matmul(short_strides, b.view); });
+  EXPECT_TRUE(contains(m, "[matmul] a has 2 dimensions but 1 strides")) << m;
+  TensorView negative = b.view;
+  negative.shape = {4, -2};
+  m = message_of<InvalidArgument>([&] { gpula::matmul(a.view, negative); });
+  EXPECT_TRUE(contains(m, "[matmul] b has a negative dimension")) << m;
+  TensorView null = a.view;
+  null.data = nullptr;
+  m = message_of<InvalidArgument>([&] { Matmul(null, b.view); });
+  EXPECT_TRUE(contains(m, "[matmul] a of shape (3, 4) has no data")) << m;
+  Matmul mm(a.view, b.view);
+  mm.plan();
+  EXPECT_THROW(mm.reset_operands({.a = short_strides}), InvalidArgument);
+  HostTensor out = make_host({3, 2}, DType::f32);
+  TensorView bad_out = out.view;
+  bad_out.strides = {2, 1, 1};
+  m = message_of<InvalidArgument>([&] { mm.execute({.result = bad_out}); });
+  EXPECT_TRUE(contains(m, "output 'result'")) << m;
+  HostTensor bias = filled({2});
+  TensorView bad_bias = bias.view;
+  bad_bias.data = nullptr;
+  m = message_of<InvalidArgument>([&] { mm.plan(Epilog::BIAS, {.bias = bad_bias}); });
+  EXPECT_TRUE(contains(m, "[matmul] bias")) << m;
+  EXPECT_THROW(mm.plan(Epilog::DEFAULT, {}, {.limit = 0}), InvalidArgument);
+}
+
+// Zero-stride operands can describe results of any size: no wrap-around to a small buffer.
+TEST(MatmulErrors, ResultTooLargeIsTypedError) {
+  HostTensor a = filled({4, 4}), b = filled({4, 4});
+  TensorView huge_a = a.view, huge_b = b.view;
+  huge_a.shape = {int64_t{1} << 40, 1, 4, 4};
+  huge_a.strides = {0, 0, 4, 1};
+  huge_b.shape = {1, int64_t{1} << 40, 4, 4};
+  huge_b.strides = {0, 0, 4, 1};
+  const std::string m = message_of<InvalidArgument>([&] { Matmul(huge_a, huge_b); });
+  EXPECT_TRUE(contains(m, "[matmul] the result")) << m;
+  huge_b.shape = {1, int64_t{1} << 20, 4, 4};  // 2^64 elements
+  EXPECT_THROW(Matmul(huge_a, huge_b), InvalidArgument);
+  huge_b.shape = {1, int64_t{1} << 18, 4, 4};  // 2^62 elements, 2^64 bytes
+  Matmul mm(huge_a, huge_b);
+  EXPECT_THROW(mm.plan(), OutOfMemory);
+  EXPECT_FALSE(mm.planned());
+}
+
+// A moved-from Matmul refuses every call instead of dereferencing nothing.
+TEST(MatmulErrors, MovedFromMatmul) {
+  HostTensor a = filled({3, 4}), b = filled({4, 2});
+  Matmul mm(a.view, b.view);
+  Matmul other = std::move(mm);
+  const std::string m =
+      message_of<InvalidArgument>([&] { mm.plan(); });  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(contains(m, "moved from")) << m;
+  EXPECT_THROW(mm.execute(), InvalidArgument);
+  other.plan();
+  EXPECT_NO_THROW(other.execute());
+}
+
 TEST(MatmulErrors, ComplexScalarsWithRealOperands) {
   HostTensor a = filled({3, 4}), b = filled({4, 2});
   EXPECT_THROW(Matmul(a.view, b.view, {}, std::complex<double>(1.0, 1.0)), InvalidArgument);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -221,16 +222,20 @@ TEST(PlanCache, CachedMatmulIsPlannedAndBound) {
   matmul_cache_clear();
   HostTensor a = random({5, 4}, DType::f64, Layout::row, 1),
              b = random({4, 3}, DType::f64, Layout::row, 2);
-  Matmul& mm = cached_matmul(a.view, b.view);
-  EXPECT_TRUE(mm.planned());
-  core_test::expect_close(mm.execute().result.view(), reference_matmul(a.view, b.view), 1e-13, 0.0,
+  std::shared_ptr<Matmul> mm = cached_matmul(a.view, b.view);
+  EXPECT_TRUE(mm->planned());
+  core_test::expect_close(mm->execute().result.view(), reference_matmul(a.view, b.view), 1e-13, 0.0,
                           "cached");
   HostTensor a2 = random({5, 4}, DType::f64, Layout::row, 3);
-  Matmul& again = cached_matmul(a2.view, b.view);
-  EXPECT_EQ(&again, &mm);
-  core_test::expect_close(again.execute().result.view(), reference_matmul(a2.view, b.view), 1e-13,
+  std::shared_ptr<Matmul> again = cached_matmul(a2.view, b.view);
+  EXPECT_EQ(again.get(), mm.get());
+  core_test::expect_close(again->execute().result.view(), reference_matmul(a2.view, b.view), 1e-13,
                           0.0, "rebound");
+  // A plan the caller holds outlives the cache's copy.
   matmul_cache_clear();
+  EXPECT_EQ(matmul_cache_size(), 0u);
+  core_test::expect_close(mm->execute().result.view(), reference_matmul(a2.view, b.view), 1e-13,
+                          0.0, "after clear");
 }
 
 TEST(PlanCache, BoundedInSize) {
@@ -248,6 +253,97 @@ TEST(PlanCache, BoundedInSize) {
 
 // ---------------------------------------------------------------------------------------------
 // Threads
+
+bool close_to(const TensorView& got, const core_test::Reference& ref, double rtol) {
+  int64_t f = 0;
+  bool ok = got.shape == ref.shape;
+  core_test::for_each_index(got.shape, [&](const Shape& idx) {
+    const double tol = rtol * (ref.magnitude[f] + std::abs(ref.value[f]));
+    ok = ok && std::abs(core_test::at(got, idx) - ref.value[f]) <= tol;
+    ++f;
+  });
+  return ok;
+}
+
+// One Matmul shared by 8 threads: every execute is right, while another thread swaps operands
+// (two buffers holding the same values), re-plans and autotunes. Before the plan's mutex, calls
+// from several threads raced on the plan's state.
+TEST(MatmulThreads, EightThreadsShareOnePlan) {
+  constexpr int kThreads = 8, kIters = 200;
+  HostTensor a = random({3, 24, 16}, DType::f64, Layout::row, 11);
+  HostTensor a_copy = random({3, 24, 16}, DType::f64, Layout::row, 11);  // same values
+  HostTensor b = random({16, 20}, DType::f64, Layout::col, 12);
+  HostTensor bias = random({20}, DType::f64, Layout::row, 13);
+  core_test::Reference ref = reference_matmul(a.view, b.view);
+  for (std::size_t e = 0; e < ref.value.size(); ++e) {
+    const double v = ref.value[e].real() + bias.get({static_cast<int64_t>(e % 20)}).real();
+    ref.value[e] = v > 0 ? v : 0.0;
+  }
+  Matmul mm(a.view, b.view);
+  mm.plan(Epilog::RELU_BIAS, {.bias = bias.view});
+  std::atomic<int> wrong{0}, errors{0}, shared_outputs{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      try {
+        for (int it = 0; it < kIters; ++it) {
+          MatmulResult r1 = mm.execute();
+          MatmulResult r2 = mm.execute();
+          if (r1.result.data() == r2.result.data()) ++shared_outputs;
+          if (!close_to(r1.result.view(), ref, 1e-13) || !close_to(r2.result.view(), ref, 1e-13))
+            ++wrong;
+        }
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+        ++errors;
+      }
+    });
+  }
+  std::thread mutator([&] {
+    for (int it = 0; !stop; ++it) {
+      mm.reset_operands({.a = (it % 2 ? a_copy : a).view});
+      if (it % 16 == 0) mm.autotune(1);
+      if (it % 64 == 0) mm.plan(Epilog::RELU_BIAS, {.bias = bias.view});  // the same plan again
+    }
+  });
+  for (auto& th : threads) th.join();
+  stop = true;
+  mutator.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(shared_outputs.load(), 0);
+}
+
+// free() from another thread: executes before it succeed, after it raise InvalidArgument.
+TEST(MatmulThreads, FreeWhileOtherThreadsExecute) {
+  HostTensor a = random({32, 16}, DType::f32, Layout::row, 21);
+  HostTensor b = random({16, 8}, DType::f32, Layout::row, 22);
+  const core_test::Reference ref = reference_matmul(a.view, b.view);
+  Matmul mm(a.view, b.view);
+  mm.plan();
+  std::atomic<int> wrong{0}, other{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      for (int it = 0; it < 500; ++it) {
+        try {
+          if (!close_to(mm.execute().result.view(), ref, 1e-5)) ++wrong;
+        } catch (const InvalidArgument& e) {
+          if (std::string(e.what()).find("after free()") == std::string::npos) ++other;
+          ++refused;
+        } catch (...) {
+          ++other;
+        }
+      }
+    });
+  }
+  mm.free();
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_THROW(mm.execute(), InvalidArgument);
+}
 
 TEST(MatmulThreads, EightThreadsFunctionFormAndOwnPlans) {
   constexpr int kThreads = 8, kIters = 20;
@@ -271,16 +367,7 @@ TEST(MatmulThreads, EightThreadsFunctionFormAndOwnPlans) {
     }
   }
   std::atomic<int> failures{0};
-  auto close = [](const TensorView& got, const core_test::Reference& ref, double rtol) {
-    int64_t f = 0;
-    bool ok = got.shape == ref.shape;
-    core_test::for_each_index(got.shape, [&](const Shape& idx) {
-      const double tol = rtol * (ref.magnitude[f] + std::abs(ref.value[f]));
-      ok = ok && std::abs(core_test::at(got, idx) - ref.value[f]) <= tol;
-      ++f;
-    });
-    return ok;
-  };
+  const auto close = close_to;
   std::vector<std::thread> threads;
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&, i] {

@@ -13,19 +13,61 @@ def f32(*shape):
 
 
 def test_hierarchy():
-    assert issubclass(gl.Error, RuntimeError)
-    assert issubclass(gl.InvalidArgument, ValueError)
+    # One base catches everything gpula raises; each class is also the builtin a caller catches.
+    assert issubclass(gl.Error, Exception) and not issubclass(gl.Error, RuntimeError)
+    assert issubclass(gl.InvalidArgument, gl.Error) and issubclass(gl.InvalidArgument, ValueError)
     assert issubclass(gl.DTypeError, gl.InvalidArgument) and issubclass(gl.DTypeError, TypeError)
-    assert issubclass(gl.NotSupported, gl.Error)
+    assert issubclass(gl.NotSupported, gl.Error) and issubclass(gl.NotSupported, RuntimeError)
     assert issubclass(gl.NotCompiled, gl.NotSupported)
     assert issubclass(gl.OutOfMemory, gl.Error) and issubclass(gl.OutOfMemory, MemoryError)
-    for cls in (gl.CudaError, gl.CublasError, gl.CusolverError, gl.CusparseError, gl.CudssError):
-        assert issubclass(cls, gl.Error)
-        assert cls.status == 0 and cls.status_name == ""
+    assert issubclass(gl.VendorError, gl.Error) and issubclass(gl.VendorError, RuntimeError)
+    assert gl.VendorError.status == 0 and gl.VendorError.status_name == ""
+    vendors = (gl.CudaError, gl.CublasError, gl.CusolverError, gl.CusparseError, gl.CudssError)
+    for cls in (*vendors, gl.NcclError, gl.CublasMpError):
+        assert issubclass(cls, gl.VendorError) and issubclass(cls, RuntimeError)
     assert issubclass(gl.LinAlgError, gl.Error)
     assert issubclass(gl.LinAlgError, np.linalg.LinAlgError)
+    assert issubclass(gl.NotPositiveDefinite, gl.LinAlgError)
+    assert issubclass(gl.SingularMatrix, gl.LinAlgError)
     assert gl.errors.Error is gl.Error
     assert gl.Error.__module__ == "gpula"
+    for name in gl.errors.__all__:
+        assert getattr(gl, name) is getattr(gl.errors, name)
+
+
+# Every C++ exception class becomes its Python class, message and attributes intact.
+CPP_TO_PYTHON = [
+    ("Error", gl.Error),
+    ("InvalidArgument", gl.InvalidArgument),
+    ("DTypeError", gl.DTypeError),
+    ("NotSupported", gl.NotSupported),
+    ("NotCompiled", gl.NotCompiled),
+    ("OutOfMemory", gl.OutOfMemory),
+    ("VendorError", gl.VendorError),
+    ("CudaError", gl.CudaError),
+    ("CublasError", gl.CublasError),
+    ("CusolverError", gl.CusolverError),
+    ("CusparseError", gl.CusparseError),
+    ("CudssError", gl.CudssError),
+    ("NcclError", gl.NcclError),
+    ("CublasMpError", gl.CublasMpError),
+    ("LinAlgError", gl.LinAlgError),
+    ("NotPositiveDefinite", gl.NotPositiveDefinite),
+    ("SingularMatrix", gl.SingularMatrix),
+]
+
+
+@pytest.mark.parametrize("kind, cls", CPP_TO_PYTHON, ids=[k for k, _ in CPP_TO_PYTHON])
+def test_cpp_errors_translate_one_to_one(kind, cls):
+    with pytest.raises(gl.Error) as e:
+        gl._gpula._throw_cpp_error(kind, f"[op] arg: {kind} happened")
+    assert type(e.value) is cls
+    assert f"[op] arg: {kind} happened" in str(e.value)
+    if issubclass(cls, gl.VendorError):
+        assert e.value.status == 7 and e.value.status_name == "STATUS_SEVEN"
+        assert isinstance(e.value, RuntimeError)
+    if issubclass(cls, gl.LinAlgError):
+        assert isinstance(e.value, np.linalg.LinAlgError)
 
 
 def test_inner_dimension_mismatch():
@@ -239,3 +281,101 @@ def test_bad_input_leaves_arrays_alone():
         gl.matmul(a, b, epilog="BIAS", epilog_inputs={"bias": bias})
     for x, y in zip((a, b, bias), copies):
         np.testing.assert_array_equal(x, y)
+
+
+def test_host_allocation_failure_is_out_of_memory():
+    with pytest.raises(gl.OutOfMemory, match="host memory") as e:
+        gl._gpula._throw_cpp_error("bad_alloc", "")
+    assert isinstance(e.value, MemoryError) and isinstance(e.value, gl.Error)
+
+
+def test_beta_is_required_with_c():
+    # c without beta used to run as beta = 0 and drop c silently.
+    a, b, c = f32(3, 4), f32(4, 2), f32(3, 2)
+    c0 = c.copy()
+    for call in (lambda: gl.matmul(a, b, c), lambda: gl.Matmul(a, b, c)):
+        with pytest.raises(gl.InvalidArgument) as e:
+            call()
+        assert "[matmul] beta is required when c is given" in str(e.value), e.value
+    np.testing.assert_array_equal(c, c0)
+    np.testing.assert_array_equal(gl.matmul(a, b, c, beta=0.0), a.astype(np.float64) @ b)
+    np.testing.assert_array_equal(gl.matmul(a, b, c, beta=2.0), a @ b + 2.0 * c)
+    with gl.Matmul(a, b, c, beta=-1.0) as mm:
+        mm.plan()
+        np.testing.assert_array_equal(mm.execute(), a @ b - c)
+    with pytest.raises(gl.InvalidArgument, match="beta"):
+        gl.matmul(a, b, c)  # a cached plan with beta does not serve a call without
+
+
+def test_bad_scalar_types():
+    with pytest.raises(gl.DTypeError, match="beta"):
+        gl.matmul(f32(2, 2), f32(2, 2), f32(2, 2), beta="1")
+    with pytest.raises(gl.DTypeError, match="alpha"):
+        gl.matmul(f32(2, 2), f32(2, 2), alpha=[1.0])
+    with pytest.raises(gl.DTypeError, match="alpha"):
+        gl.matmul(f32(2, 2), f32(2, 2), alpha=True)
+    r = gl.matmul(f32(2, 2), f32(2, 2), f32(2, 2), alpha=np.float32(2), beta=np.float64(1))
+    np.testing.assert_array_equal(r, np.full((2, 2), 5.0))
+
+
+@pytest.mark.parametrize("order", [">", "<"])
+def test_non_native_byte_order_is_named(order):
+    if np.dtype(order + "f8").isnative:
+        order = "<" if order == ">" else ">"
+    name = "big-endian" if order == ">" else "little-endian"
+    a = np.ones((2, 2), order + "f8")
+    with pytest.raises(gl.DTypeError) as e:
+        gl.matmul(a, np.ones((2, 2)))
+    msg = str(e.value)
+    assert f"dtype {order}f8 ({name}) is not supported" in msg, msg
+    assert msg.startswith("[matmul] a:"), msg
+    assert "DLPack" not in msg and "code" not in msg, msg
+    with pytest.raises(gl.DTypeError, match=r"\[matmul\] b: dtype"):
+        gl.matmul(np.ones((2, 2)), a)
+
+
+@pytest.mark.parametrize(
+    "value, kind", [(np.array([["x"]]), "<U1"), (np.ones((2, 2), object), "object")]
+)
+def test_dtypes_without_dlpack_are_named(value, kind):
+    with pytest.raises(gl.DTypeError, match=f"dtype {kind} is not supported"):
+        gl.matmul(value, f32(1, 1))
+
+
+def test_interop_helpers_name_the_operation():
+    from gpula import _interop
+
+    with pytest.raises(gl.DTypeError) as e:
+        _interop.export("x", "linalg.cholesky", "a")
+    assert str(e.value).startswith("[linalg.cholesky] a must be an array"), e.value
+    with pytest.raises(gl.DTypeError, match=r"^\[linalg.solve\] stream must be"):
+        _interop.stream_handle("s", "linalg.solve")
+    with pytest.raises(gl.InvalidArgument, match=r"^\[linalg.solve\] stream handle"):
+        _interop.stream_handle(-1, "linalg.solve")
+    with pytest.raises(gl.DTypeError, match=r"^\[eig\] dtype is not a dtype"):
+        _interop.dtype_name(object(), "eig", "dtype")
+    # Older call sites without `op` get a neutral name, never another operation's.
+    with pytest.raises(gl.DTypeError) as e:
+        _interop.export("x")
+    assert str(e.value).startswith("[gpula] the operand must be an array"), e.value
+
+
+def test_other_operations_are_not_reported_as_matmul():
+    with pytest.raises(gl.Error) as e:
+        gl.linalg.cholesky("x")
+    assert "[matmul]" not in str(e.value), e.value
+
+
+def test_every_error_is_caught_by_the_base():
+    calls = [
+        lambda: gl.matmul(f32(3, 4), f32(5, 2)),
+        lambda: gl.matmul(f32(2, 2), np.ones((2, 2))),
+        lambda: gl.matmul("a", f32(2, 2)),
+        lambda: gl.matmul(f32(2, 2), f32(2, 2), options=42),
+        lambda: gl.matmul(f32(2, 2), f32(2, 2), epilog=3.5),
+        lambda: gl.set_log_level(2**40),
+        lambda: gl.Matmul(f32(2, 2), f32(2, 2)).execute(),
+    ]
+    for call in calls:
+        with pytest.raises(gl.Error):
+            call()

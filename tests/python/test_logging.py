@@ -78,3 +78,49 @@ def test_broken_logger_does_not_break_the_call():
     gl.matmul_cache_clear()
     r = gl.matmul(a, a.T, options={"logger": Broken()})
     np.testing.assert_allclose(r, a @ a.T)
+
+
+@pytest.mark.parametrize(
+    "bad, cls",
+    [
+        (2**40, gl.InvalidArgument),
+        (-1, gl.InvalidArgument),
+        (101, gl.InvalidArgument),
+        ("LOUD", gl.InvalidArgument),
+        (1.5, gl.DTypeError),
+        (True, gl.DTypeError),
+        (None, gl.DTypeError),
+    ],
+)
+def test_bad_log_level_raises_and_changes_nothing(bad, cls):
+    # gl.set_log_level(2**40) used to raise only after setting the Python logger's level.
+    log = logging.getLogger("gpula")
+    try:
+        gl.set_log_level("ERROR")
+        before = (log.level, log.getEffectiveLevel(), gl._gpula.log_level())
+        with pytest.raises(cls, match=r"^\[set_log_level\] .*level"):
+            gl.set_log_level(bad)
+        assert (log.level, log.getEffectiveLevel(), gl._gpula.log_level()) == before
+    finally:
+        log.setLevel(logging.NOTSET)
+        gl.set_log_level(logging.getLogger().getEffectiveLevel())
+        log.setLevel(logging.NOTSET)
+
+
+def test_log_level_bounds_and_names():
+    log = logging.getLogger("gpula")
+    try:
+        for level, expected in ((0, 0), (100, 100), ("debug", 10), ("CRITICAL", 50)):
+            gl.set_log_level(level)
+            assert log.level == expected
+        # A level set on the logger directly, out of the C++ range, is clamped, not an error.
+        log.setLevel(2**40)
+        r = gl.matmul(np.ones((2, 3)), np.ones((3, 2)))
+        np.testing.assert_allclose(r, np.full((2, 2), 3.0))
+        log.setLevel(-5)
+        gl.matmul(np.ones((2, 3)), np.ones((3, 2)))
+        assert gl._gpula.log_level() <= logging.DEBUG
+    finally:
+        log.setLevel(logging.NOTSET)
+        gl.set_log_level(logging.getLogger().getEffectiveLevel())
+        log.setLevel(logging.NOTSET)
