@@ -168,7 +168,13 @@ MatmulOptions make_options(std::optional<ComputeType> compute_type,
 }  // namespace
 
 void init_matmul(nb::module_& m) {
-  nb::enum_<Epilog>(m, "Epilog", "Fused epilogues, named as in cuBLASLt.")
+  nb::enum_<Epilog>(m, "Epilog",
+                    "Fused epilogues, named as in cuBLASLt.\n\n"
+                    "Example:\n"
+                    "    >>> import numpy as np, gpula as gl\n"
+                    "    >>> x = np.array([[1.0, -2.0]], np.float32)\n"
+                    "    >>> gl.matmul(x, np.eye(2, dtype=np.float32), epilog=gl.Epilog.RELU)\n"
+                    "    array([[1., 0.]], dtype=float32)\n")
       .value("DEFAULT", Epilog::DEFAULT)
       .value("RELU", Epilog::RELU)
       .value("RELU_AUX", Epilog::RELU_AUX)
@@ -186,7 +192,15 @@ void init_matmul(nb::module_& m) {
       .value("BGRADA", Epilog::BGRADA)
       .value("BGRADB", Epilog::BGRADB);
 
-  nb::enum_<ComputeType>(m, "ComputeType", "cuBLAS compute types.")
+  nb::enum_<ComputeType>(m, "ComputeType",
+                         "cuBLAS compute types.\n\n"
+                         "Example:\n"
+                         "    >>> import numpy as np, gpula as gl\n"
+                         "    >>> x = np.ones((2, 2), np.float32)\n"
+                         "    >>> opts = gl.MatmulOptions(compute_type=gl.ComputeType.COMPUTE_32F)\n"
+                         "    >>> gl.matmul(x, x, options=opts)\n"
+                         "    array([[2., 2.],\n"
+                         "           [2., 2.]], dtype=float32)\n")
       .value("COMPUTE_16F", ComputeType::COMPUTE_16F)
       .value("COMPUTE_16F_PEDANTIC", ComputeType::COMPUTE_16F_PEDANTIC)
       .value("COMPUTE_32F", ComputeType::COMPUTE_32F)
@@ -366,8 +380,19 @@ void init_matmul(nb::module_& m) {
       "(handle, output specs, generation): this thread's cached, planned Matmul for these "
       "operands, bound to them (use it at once: this thread's next call with the same layouts "
       "rebinds it).");
-  m.def("matmul_cache_size", &matmul_cache_size, "Plans in the calling thread's matmul cache.");
-  m.def("matmul_cache_clear", &matmul_cache_clear, "Empties the calling thread's matmul cache.");
+  m.def("matmul_cache_size", &matmul_cache_size, "Plans in the calling thread's matmul cache.\n\n"
+        "Example:\n"
+        "    >>> import numpy as np, gpula as gl\n"
+        "    >>> gl.matmul_cache_clear()\n"
+        "    >>> _ = gl.matmul(np.ones((2, 3)), np.ones((3, 2)))\n"
+        "    >>> gl.matmul_cache_size()\n"
+        "    1\n");
+  m.def("matmul_cache_clear", &matmul_cache_clear, "Empties the calling thread's matmul cache.\n\n"
+        "Example:\n"
+        "    >>> import gpula as gl\n"
+        "    >>> gl.matmul_cache_clear()\n"
+        "    >>> gl.matmul_cache_size()\n"
+        "    0\n");
 }
 
 }  // namespace gpula::python

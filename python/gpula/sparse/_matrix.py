@@ -469,7 +469,15 @@ def _from_torch_sparse(A: Any, op: str) -> csr_matrix:
 def as_csr(A: Any, op: str) -> csr_matrix:
     """A csr_matrix from a sparse matrix: a csr_matrix (itself), a scipy.sparse or
     cupyx.scipy.sparse matrix/array of any format, or a torch sparse CSR/COO tensor. A
-    (data, indices, indptr) tuple needs ``csr_matrix(t, shape=)``."""
+    (data, indices, indptr) tuple needs ``csr_matrix(t, shape=)``. ``op`` names the caller in
+    errors.
+
+    Example:
+        >>> import scipy.sparse as sp, gpula as gl
+        >>> A = gl.sparse.as_csr(sp.eye(3, format="coo"), "my_solver")
+        >>> A.shape, A.nnz
+        ((3, 3), 3)
+    """
     if isinstance(A, csr_matrix):
         return A
     if is_sparse(A):
@@ -483,7 +491,14 @@ def as_csr(A: Any, op: str) -> csr_matrix:
 
 
 def from_dense(x: Any, op: str = "sparse.from_dense") -> csr_matrix:
-    """The CSR matrix of a dense 2-D array's nonzeros, in the array's package and device."""
+    """The CSR matrix of a dense 2-D array's nonzeros, in the array's package and device.
+
+    Example:
+        >>> import numpy as np, gpula as gl
+        >>> A = gl.sparse.from_dense(np.array([[0.0, 2.0], [3.0, 0.0]]))
+        >>> A.nnz, A @ np.ones(2)
+        (2, array([2., 3.]))
+    """
     package = _package(x)
     if x.ndim != 2:
         raise InvalidArgument(f"[{op}] expected a 2-D array, got shape {tuple(x.shape)}")

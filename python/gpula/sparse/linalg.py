@@ -1,4 +1,12 @@
-"""gpula.sparse.linalg: iterative solvers with scipy.sparse.linalg's signatures."""
+"""gpula.sparse.linalg: iterative solvers with scipy.sparse.linalg's signatures.
+
+Example:
+    >>> import numpy as np, scipy.sparse as sp, gpula as gl
+    >>> A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(20, 20), format="csr")
+    >>> x, info = gl.sparse.linalg.cg(A, np.ones(20), rtol=1e-10)
+    >>> info, bool(np.allclose(A @ x, 1.0))
+    (0, True)
+"""
 
 from ._iterative import LinearOperator, bicgstab, cg, gmres, minres
 
