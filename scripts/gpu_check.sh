@@ -30,7 +30,7 @@ DEPS=$ROOT/.deps/root
 PYSITE=$BUILD/pysite
 PY=${PYTHON:-python3}
 T0=$(date +%s)
-ALL_STAGES="deps build ctest cuda sanitizer python pytest bench"  # and "probes", on request
+ALL_STAGES="deps build ctest cuda sanitizer python pytest bench"  # "probes", "cpubench" on request
 STAGES=${*:-$ALL_STAGES}
 
 # ---- bookkeeping -----------------------------------------------------------------------------
@@ -275,6 +275,36 @@ stage_probes() {
   return $rc
 }
 
+# The CPU backend next to NumPy on this host's cores (issue 17): bench/bench_cpu_interleave.py
+# against the installed package (after), then against a CPU-only build of the baseline sources
+# in .deps/base-<commit>.tar (before; made with `git archive <commit> -o .deps/base-<commit>.tar`),
+# run with the same (current) bench script. Log cpubench.log; the tables are printed last.
+stage_cpubench() {
+  [[ -d $PYSITE/gpula ]] || { DETAIL="the python stage did not install gpula"; return 1; }
+  local rc=0 tars base src=$BUILD/base-src bdir=$BUILD/base-build
+  echo "== after: this code ($PYSITE)"
+  (cd /tmp && timeout 150 $PY "$ROOT/bench/bench_cpu_interleave.py" --json "$OUT/cpu_after.json") \
+    | tee "$BUILD/cpu_after.txt" || rc=$?
+  mapfile -t tars < <(ls "$ROOT"/.deps/base-*.tar 2>/dev/null)
+  if [[ ${#tars[@]} -eq 0 ]]; then
+    DETAIL="after only (no .deps/base-*.tar)"
+    return $rc
+  fi
+  base=$(basename "${tars[0]}" .tar)
+  rm -rf "$src" && mkdir -p "$src" && tar -xf "${tars[0]}" -C "$src" || return 1
+  timeout 200 cmake -S "$src" -B "$bdir" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DGPULA_CUDA=OFF \
+    -DGPULA_BUILD_PYTHON=ON -DGPULA_BUILD_TESTS=OFF -DPython_EXECUTABLE="$(command -v $PY)" \
+    && timeout 200 cmake --build "$bdir" -j "$JOBS" --target _gpula \
+    || { DETAIL="baseline build failed"; return 1; }
+  ln -sf "$(find "$bdir" -name '_gpula*.so' | head -1)" "$src/python/gpula/"
+  echo "== before: $base (CPU-only build)"
+  (cd /tmp && PYTHONPATH=$src/python:${PYTHONPATH#"$PYSITE:"} timeout 150 $PY \
+    "$ROOT/bench/bench_cpu_interleave.py" --json "$OUT/cpu_before.json") \
+    | tee "$BUILD/cpu_before.txt" || rc=$?
+  DETAIL="before ($base) and after, $(nproc) cores"
+  return $rc
+}
+
 stage_sanitizer() {
   local rc=0 san
   [[ -x $CUDA_TESTS ]] || { DETAIL="gpula_cuda_tests not built"; return 1; }
@@ -386,7 +416,7 @@ stage_bench() {
 # ---- main ------------------------------------------------------------------------------------
 
 : >"$OUT/build.log"
-for f in ctest cuda_tests sanitizer pytest bench probes; do wants "${f%_tests}" && : >"$OUT/$f.log"; done
+for f in ctest cuda_tests sanitizer pytest bench probes cpubench; do wants "${f%_tests}" && : >"$OUT/$f.log"; done
 setup_env
 wants deps || [[ -d $DEPS ]] || STAGES="deps $STAGES"
 rm -f "$BUILD/bench_summary.txt"
@@ -401,6 +431,7 @@ run_stage pytest pytest.log 150 stage_pytest
 run_stage sanitizer sanitizer.log 180 stage_sanitizer
 run_stage bench bench.log 600 stage_bench
 run_stage probes probes.log 400 stage_probes
+run_stage cpubench cpubench.log 450 stage_cpubench
 
 # ---- summary (printed last) ------------------------------------------------------------------
 
@@ -423,6 +454,13 @@ run_stage probes probes.log 400 stage_probes
     echo "benchmarks (bench_summary.txt):"
     cat "$BUILD/bench_summary.txt"
   fi
+  for f in cpu_before cpu_after; do
+    if wants cpubench && [[ -f $BUILD/$f.txt ]]; then
+      echo
+      echo "CPU interleave, ${f#cpu_}:"
+      grep -E '^\|' "$BUILD/$f.txt"
+    fi
+  done
   echo
   if (( FAILED )); then echo "RESULT: FAIL"; else echo "RESULT: PASS"; fi
 } >"$OUT/summary.txt"
