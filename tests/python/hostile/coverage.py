@@ -17,7 +17,7 @@ MODULES = ("", "linalg.", "sparse.", "sparse.linalg.", "distributed.")
 
 def public_names(gl: Any) -> list[str]:
     """"<module>.<name>" of every public callable of gl and its public modules (exception classes,
-    enums and modules left out)."""
+    enums, result named tuples and modules left out)."""
     out = []
     for prefix in MODULES:
         mod = gl
@@ -29,6 +29,8 @@ def public_names(gl: Any) -> list[str]:
                 continue
             if inspect.isclass(obj) and issubclass(obj, (BaseException, enum.Enum)):
                 continue
+            if inspect.isclass(obj) and issubclass(obj, tuple) and hasattr(obj, "_fields"):
+                continue  # a result type (SVDResult, ...): covered by the function returning it
             out.append(prefix + name)
     return out
 
