@@ -144,7 +144,7 @@ def _check_writable(op: str, name: str, x: Any) -> None:
         strides = tuple(x.stride())
     else:
         return
-    if any(s == 0 and d > 1 for s, d in zip(strides, x.shape)):
+    if 0 not in tuple(x.shape) and any(s == 0 and d > 1 for s, d in zip(strides, x.shape)):
         raise InvalidArgument(
             f"[distributed.{op}] {name} has overlapping elements (a zero stride, as from "
             f"broadcast_to or expand), strides {tuple(strides)}; pass an array of its own"
@@ -440,7 +440,9 @@ def cholesky(
     """
     if layout is not None:
         (la,) = _layouts("cholesky", layout, 1)
-        _gpula.distributed_cholesky_mp(_communicator("cholesky"), a, la, bool(lower), bool(check_info))
+        _gpula.distributed_cholesky_mp(
+            _communicator("cholesky"), a, la, bool(lower), bool(check_info)
+        )
         return a
     _single_process("cholesky")
     return _gpula.distributed_cholesky(
@@ -552,5 +554,7 @@ def matmul(
             "layout=(a_layout, b_layout, c_layout)"
         )
     la, lb, lc = _layouts("matmul", layout, 3)
-    _gpula.distributed_matmul_mp(_communicator("matmul"), a, la, b, lb, c, lc, float(alpha), float(beta))
+    _gpula.distributed_matmul_mp(
+        _communicator("matmul"), a, la, b, lb, c, lc, float(alpha), float(beta)
+    )
     return c
