@@ -12,6 +12,16 @@ namespace gpula::distributed {
 
 using detail::throw_error;
 
+namespace {
+
+// How far process iproc lies after the source isrcproc, going round nprocs (no overflow for any
+// 0 <= iproc, isrcproc < nprocs).
+int64_t distance(int64_t iproc, int64_t isrcproc, int64_t nprocs) {
+  return iproc >= isrcproc ? iproc - isrcproc : nprocs - (isrcproc - iproc);
+}
+
+}  // namespace
+
 int64_t numroc(int64_t n, int64_t nb, int64_t iproc, int64_t isrcproc, int64_t nprocs) {
   if (n < 0 || nb < 1 || nprocs < 1 || iproc < 0 || iproc >= nprocs || isrcproc < 0 ||
       isrcproc >= nprocs)
@@ -20,7 +30,7 @@ int64_t numroc(int64_t n, int64_t nb, int64_t iproc, int64_t isrcproc, int64_t n
                                  "0 <= iproc, isrcproc < nprocs, got n=",
                                  n, " nb=", nb, " iproc=", iproc, " isrcproc=", isrcproc,
                                  " nprocs=", nprocs);
-  const int64_t mydist = (nprocs + iproc - isrcproc) % nprocs;  // distance from the source
+  const int64_t mydist = distance(iproc, isrcproc, nprocs);
   const int64_t nblocks = n / nb;
   int64_t count = (nblocks / nprocs) * nb;
   const int64_t extra = nblocks % nprocs;
@@ -37,7 +47,8 @@ int64_t owner(int64_t g, int64_t nb, int64_t isrcproc, int64_t nprocs) {
                                  "expected g >= 0, nb >= 1 and 0 <= isrcproc "
                                  "< nprocs, got g=",
                                  g, " nb=", nb, " isrcproc=", isrcproc, " nprocs=", nprocs);
-  return (isrcproc + g / nb) % nprocs;
+  const int64_t steps = (g / nb) % nprocs;  // blocks past the source, round the grid
+  return steps >= nprocs - isrcproc ? steps - (nprocs - isrcproc) : steps + isrcproc;
 }
 
 int64_t global_to_local(int64_t g, int64_t nb, int64_t nprocs) {
@@ -46,7 +57,7 @@ int64_t global_to_local(int64_t g, int64_t nb, int64_t nprocs) {
                                  "expected g >= 0, nb >= 1, "
                                  "nprocs >= 1, got g=",
                                  g, " nb=", nb, " nprocs=", nprocs);
-  return (g / (nb * nprocs)) * nb + g % nb;
+  return (g / nb / nprocs) * nb + g % nb;  // g / (nb * nprocs) without forming the product
 }
 
 int64_t local_to_global(int64_t l, int64_t nb, int64_t iproc, int64_t isrcproc, int64_t nprocs) {
@@ -57,8 +68,15 @@ int64_t local_to_global(int64_t l, int64_t nb, int64_t iproc, int64_t isrcproc, 
                                  "0 <= iproc, isrcproc < nprocs, got l=",
                                  l, " nb=", nb, " iproc=", iproc, " isrcproc=", isrcproc,
                                  " nprocs=", nprocs);
-  const int64_t mydist = (nprocs + iproc - isrcproc) % nprocs;
-  return (l / nb) * nb * nprocs + mydist * nb + l % nb;
+  // ((l / nb) * nprocs + distance) * nb + l % nb, which may pass int64 for huge l or nprocs.
+  int64_t g = 0;
+  if (__builtin_mul_overflow(l / nb, nprocs, &g) ||
+      __builtin_add_overflow(g, distance(iproc, isrcproc, nprocs), &g) ||
+      __builtin_mul_overflow(g, nb, &g) || __builtin_add_overflow(g, l % nb, &g))
+    throw_error<InvalidArgument>("distributed.local_to_global",
+                                 "the global index overflows int64, got l=", l, " nb=", nb,
+                                 " iproc=", iproc, " isrcproc=", isrcproc, " nprocs=", nprocs);
+  return g;
 }
 
 void check_layout(const char* op, const BlockCyclic& d) {

@@ -26,14 +26,16 @@ Example:
 
 from __future__ import annotations
 
+import operator
 import os
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
 from . import _gpula
-from ._gpula import InvalidArgument
+from ._gpula import DTypeError, InvalidArgument, NotCompiled
 from ._interop import package_of
 
 _FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
@@ -54,10 +56,99 @@ __all__ = [
     "has_mp",
 ]
 
-numroc = _gpula.distributed_numroc
-owner = _gpula.distributed_owner
-global_to_local = _gpula.distributed_global_to_local
-local_to_global = _gpula.distributed_local_to_global
+def _int(op: str, name: str, v: Any) -> int:
+    """Integer argument ``name`` of distributed.<op> as a Python int: int-like (operator.index;
+    a bool is refused as a likely mistake), DTypeError otherwise; InvalidArgument outside int64."""
+    if isinstance(v, (bool, np.bool_)):
+        raise DTypeError(f"[distributed.{op}] {name} expected an integer, got bool {v!r}")
+    try:
+        i = operator.index(v)
+    except TypeError:
+        raise DTypeError(
+            f"[distributed.{op}] {name} expected an integer, got {type(v).__name__} {v!r}"
+        ) from None
+    if not -(2**63) <= i < 2**63:
+        raise InvalidArgument(f"[distributed.{op}] {name} expected a value within int64, got {i}")
+    return i
+
+
+def numroc(n: int, nb: int, iproc: int, isrcproc: int, nprocs: int) -> int:
+    """How many of n rows (or columns), cut into blocks of nb dealt round-robin over nprocs
+    processes from isrcproc, process iproc owns (ScaLAPACK's numroc).
+
+    Example:
+        >>> import gpula as gl
+        >>> [gl.distributed.numroc(10, 3, p, 0, 2) for p in (0, 1)]
+        [6, 4]
+    """
+    op = "numroc"
+    return _gpula.distributed_numroc(
+        _int(op, "n", n), _int(op, "nb", nb), _int(op, "iproc", iproc),
+        _int(op, "isrcproc", isrcproc), _int(op, "nprocs", nprocs),
+    )
+
+
+def owner(g: int, nb: int, isrcproc: int, nprocs: int) -> int:
+    """The process that owns global index g (ScaLAPACK's indxg2p, 0-based).
+
+    Example:
+        >>> import gpula as gl
+        >>> [gl.distributed.owner(g, 3, 0, 2) for g in (0, 3, 7, 9)]
+        [0, 1, 0, 1]
+    """
+    op = "owner"
+    return _gpula.distributed_owner(
+        _int(op, "g", g), _int(op, "nb", nb), _int(op, "isrcproc", isrcproc),
+        _int(op, "nprocs", nprocs),
+    )
+
+
+def global_to_local(g: int, nb: int, nprocs: int) -> int:
+    """Local index of global index g on its owner (ScaLAPACK's indxg2l, 0-based).
+
+    Example:
+        >>> import gpula as gl
+        >>> gl.distributed.global_to_local(7, 3, 2)
+        4
+    """
+    op = "global_to_local"
+    return _gpula.distributed_global_to_local(
+        _int(op, "g", g), _int(op, "nb", nb), _int(op, "nprocs", nprocs)
+    )
+
+
+def local_to_global(l: int, nb: int, iproc: int, isrcproc: int, nprocs: int) -> int:  # noqa: E741
+    """Global index of local index l on process iproc (ScaLAPACK's indxl2g, 0-based);
+    InvalidArgument where it passes int64.
+
+    Example:
+        >>> import gpula as gl
+        >>> gl.distributed.local_to_global(4, 3, 0, 0, 2)
+        7
+    """
+    op = "local_to_global"
+    return _gpula.distributed_local_to_global(
+        _int(op, "l", l), _int(op, "nb", nb), _int(op, "iproc", iproc),
+        _int(op, "isrcproc", isrcproc), _int(op, "nprocs", nprocs),
+    )
+
+
+def _check_writable(op: str, name: str, x: Any) -> None:
+    """InvalidArgument where output ``x`` cannot take writes: a read-only NumPy array, or one
+    whose elements overlap (a zero stride over an axis longer than 1: broadcast_to, expand)."""
+    if isinstance(x, np.ndarray):
+        if not x.flags.writeable:
+            raise InvalidArgument(f"[distributed.{op}] {name} is read-only; pass a writable array")
+        strides = x.strides
+    elif callable(getattr(x, "stride", None)) and hasattr(x, "shape"):  # torch
+        strides = tuple(x.stride())
+    else:
+        return
+    if 0 not in tuple(x.shape) and any(s == 0 and d > 1 for s, d in zip(strides, x.shape)):
+        raise InvalidArgument(
+            f"[distributed.{op}] {name} has overlapping elements (a zero stride, as from "
+            f"broadcast_to or expand), strides {tuple(strides)}; pass an array of its own"
+        )
 
 
 def has_mp() -> bool:
@@ -93,30 +184,63 @@ class BlockCyclic:
     rsrc: int = 0
     csrc: int = 0
 
+    def __post_init__(self) -> None:
+        op = "BlockCyclic"
+        for f in fields(self):  # int-like fields become ints
+            object.__setattr__(self, f.name, _int(op, f.name, getattr(self, f.name)))
+        if (
+            self.m < 0 or self.n < 0 or self.mb < 1 or self.nb < 1 or self.nprow < 1
+            or self.npcol < 1 or not 0 <= self.rsrc < self.nprow
+            or not 0 <= self.csrc < self.npcol
+        ):
+            raise InvalidArgument(
+                f"[distributed.{op}] expected m, n >= 0, mb, nb >= 1, a grid nprow x npcol of at "
+                f"least 1x1 and its source (rsrc, csrc) inside it, got m={self.m} n={self.n} "
+                f"mb={self.mb} nb={self.nb} nprow={self.nprow} npcol={self.npcol} "
+                f"rsrc={self.rsrc} csrc={self.csrc}"
+            )
+
     def _tuple(self) -> tuple[int, ...]:
         return (self.m, self.n, self.mb, self.nb, self.nprow, self.npcol, self.rsrc, self.csrc)
 
+    def _process(self, op: str, prow: Any, pcol: Any) -> tuple[int, int]:
+        """(prow, pcol) as ints inside the grid; typed errors of distributed.<op> naming them."""
+        prow, pcol = _int(op, "prow", prow), _int(op, "pcol", pcol)
+        for name, p, count in (("prow", prow, self.nprow), ("pcol", pcol, self.npcol)):
+            if not 0 <= p < count:
+                raise InvalidArgument(
+                    f"[distributed.{op}] {name} expected inside the {self.nprow}x{self.npcol} "
+                    f"grid (0 <= {name} < {count}), got {p}"
+                )
+        return prow, pcol
+
     def local_shape(self, prow: int, pcol: int) -> tuple[int, int]:
         """(local rows, local columns) of process (prow, pcol)."""
-        if not (0 <= prow < self.nprow and 0 <= pcol < self.npcol):
-            raise InvalidArgument(
-                f"[distributed.local_shape] process expected inside the {self.nprow}x"
-                f"{self.npcol} grid, got ({prow}, {pcol})"
-            )
+        prow, pcol = self._process("local_shape", prow, pcol)
         return (
             numroc(self.m, self.mb, prow, self.rsrc, self.nprow),
             numroc(self.n, self.nb, pcol, self.csrc, self.npcol),
         )
 
-    def scatter(self, a: Any, prow: int, pcol: int) -> np.ndarray:
-        """Process (prow, pcol)'s local piece of host matrix ``a``, column-major (Fortran)."""
-        a = np.asarray(a)
-        local = np.empty(self.local_shape(prow, pcol), dtype=a.dtype, order="F")
-        _gpula.distributed_scatter(a, self._tuple(), prow, pcol, local)
+    def scatter(self, a: Any, prow: int, pcol: int) -> Any:
+        """Process (prow, pcol)'s local piece of host matrix ``a``, column-major (Fortran); a
+        NumPy array, or a torch tensor for a (CPU) torch ``a``."""
+        prow, pcol = self._process("scatter", prow, pcol)
+        try:
+            host = np.asarray(a)
+        except (TypeError, ValueError, RuntimeError) as e:  # e.g. a CUDA torch tensor
+            raise DTypeError(f"[distributed.scatter] a expected a host array, got {e}") from None
+        local = np.empty(self.local_shape(prow, pcol), dtype=host.dtype, order="F")
+        _gpula.distributed_scatter(host, self._tuple(), prow, pcol, local)
+        if type(a).__module__.split(".")[0] == "torch":
+            return sys.modules["torch"].from_numpy(local)
         return local
 
-    def gather(self, local: Any, prow: int, pcol: int, out: np.ndarray) -> np.ndarray:
-        """Writes process (prow, pcol)'s entries of ``out`` (m x n, host) from ``local``."""
+    def gather(self, local: Any, prow: int, pcol: int, out: Any) -> Any:
+        """Writes process (prow, pcol)'s entries of ``out`` (m x n, host, writable) from
+        ``local``; returns ``out``."""
+        prow, pcol = self._process("gather", prow, pcol)
+        _check_writable("gather", "out", out)
         _gpula.distributed_gather(np.asarray(local), self._tuple(), prow, pcol, out)
         return out
 
@@ -232,19 +356,21 @@ def communicator() -> Any:
 
     Example:
         >>> import gpula as gl
-        >>> if gl.distributed.has_mp():    # a cuSOLVERMp / cuBLASMp build on a GPU
-        ...     comm = gl.distributed.communicator()
-        ... else:
-        ...     try:
-        ...         gl.distributed.communicator()
-        ...     except gl.NotCompiled as e:
-        ...         assert isinstance(e, gl.NotSupported)
+        >>> comm = gl.distributed.communicator()  # doctest: +SKIP
     """
+    return _communicator("communicator")
+
+
+def _communicator(op: str) -> Any:
+    """communicator() for distributed.<op>: its NotCompiled names op."""
     global _communicator_cache
     if _communicator_cache is not None:
         return _communicator_cache
     g = _group if _group is not None else init()
-    uid = _gpula.distributed_unique_id() if g.rank == 0 else None
+    try:
+        uid = _gpula.distributed_unique_id() if g.rank == 0 else None
+    except NotCompiled as e:
+        raise NotCompiled(f"[distributed.{op}] {e}") from None
     if g.size > 1:
         if g.backend == "mpi":
             uid = g.comm.bcast(uid, root=0)
@@ -314,7 +440,9 @@ def cholesky(
     """
     if layout is not None:
         (la,) = _layouts("cholesky", layout, 1)
-        _gpula.distributed_cholesky_mp(communicator(), a, la, bool(lower), bool(check_info))
+        _gpula.distributed_cholesky_mp(
+            _communicator("cholesky"), a, la, bool(lower), bool(check_info)
+        )
         return a
     _single_process("cholesky")
     return _gpula.distributed_cholesky(
@@ -349,7 +477,7 @@ def solve(
     if layout is not None:
         la, lb = _layouts("solve", layout, 2)
         _gpula.distributed_solve_mp(
-            communicator(), a, la, b, lb, assume_a, bool(lower), bool(check_info)
+            _communicator("solve"), a, la, b, lb, assume_a, bool(lower), bool(check_info)
         )
         return b
     _single_process("solve")
@@ -386,7 +514,7 @@ def eigh(
         (la,) = _layouts("eigh", layout, 1)
         fw = _FRAMEWORK.get(package_of(a).name, 3)
         w, v, _ = _gpula.distributed_eigh_mp(
-            communicator(), a, la, bool(lower), bool(eigvals_only), bool(check_info), fw
+            _communicator("eigh"), a, la, bool(lower), bool(eigvals_only), bool(check_info), fw
         )
         if fw == 3:  # a generic DLPack array: CuPy or torch on the GPU
             gpu = package_of(a)._gpu()
@@ -426,5 +554,7 @@ def matmul(
             "layout=(a_layout, b_layout, c_layout)"
         )
     la, lb, lc = _layouts("matmul", layout, 3)
-    _gpula.distributed_matmul_mp(communicator(), a, la, b, lb, c, lc, float(alpha), float(beta))
+    _gpula.distributed_matmul_mp(
+        _communicator("matmul"), a, la, b, lb, c, lc, float(alpha), float(beta)
+    )
     return c

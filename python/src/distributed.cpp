@@ -36,54 +36,57 @@ distributed::BlockCyclic layout(nb::tuple t) {
   return {g(0), g(1), g(2), g(3), g(4), g(5), g(6), g(7)};
 }
 
+// The host (m x n) matrix of a scatter / gather, named as the Python method names it: its shape
+// is the layout's and its dtype local's.
+void check_host_matrix(const char* op, const char* name, const TensorView& g,
+                       const TensorView& local, const distributed::BlockCyclic& d) {
+  if (g.shape != Shape{d.m, d.n})
+    throw InvalidArgument(std::string("[") + op + "] " + name + " expected shape (" +
+                          std::to_string(d.m) + ", " + std::to_string(d.n) + "), got " +
+                          g.shape_str());
+  if (g.dtype != local.dtype)
+    throw DTypeError(std::string("[") + op + "] " + name + " and local expected one dtype, got " +
+                     name + " " + g.describe() + " and local " + local.describe());
+}
+
 }  // namespace
 
 void init_distributed(nb::module_& m) {
   using std::vector;
-  // Exposed as gl.distributed.numroc, owner, global_to_local and local_to_global (0-based).
+  // Behind gl.distributed.numroc, owner, global_to_local and local_to_global (0-based), which
+  // check their arguments (int-like, within int64) and carry the docstrings.
   m.def("distributed_numroc", &distributed::numroc, nb::arg("n"), nb::arg("nb"), nb::arg("iproc"),
-        nb::arg("isrcproc"), nb::arg("nprocs"),
-        "How many of n rows (or columns), cut into blocks of nb dealt round-robin over nprocs\n"
-        "processes from isrcproc, process iproc owns (ScaLAPACK's numroc).\n\n"
-        "Example:\n"
-        "    >>> import gpula as gl\n"
-        "    >>> [gl.distributed.numroc(10, 3, p, 0, 2) for p in (0, 1)]\n"
-        "    [6, 4]\n");
+        nb::arg("isrcproc"), nb::arg("nprocs"));
   m.def("distributed_owner", &distributed::owner, nb::arg("g"), nb::arg("nb"), nb::arg("isrcproc"),
-        nb::arg("nprocs"),
-        "The process that owns global index g (ScaLAPACK's indxg2p, 0-based).\n\n"
-        "Example:\n"
-        "    >>> import gpula as gl\n"
-        "    >>> [gl.distributed.owner(g, 3, 0, 2) for g in (0, 3, 7, 9)]\n"
-        "    [0, 1, 0, 1]\n");
+        nb::arg("nprocs"));
   m.def("distributed_global_to_local", &distributed::global_to_local, nb::arg("g"), nb::arg("nb"),
-        nb::arg("nprocs"),
-        "Local index of global index g on its owner (ScaLAPACK's indxg2l, 0-based).\n\n"
-        "Example:\n"
-        "    >>> import gpula as gl\n"
-        "    >>> gl.distributed.global_to_local(7, 3, 2)\n"
-        "    4\n");
+        nb::arg("nprocs"));
   m.def("distributed_local_to_global", &distributed::local_to_global, nb::arg("l"), nb::arg("nb"),
-        nb::arg("iproc"), nb::arg("isrcproc"), nb::arg("nprocs"),
-        "Global index of local index l on process iproc (ScaLAPACK's indxl2g, 0-based).\n\n"
-        "Example:\n"
-        "    >>> import gpula as gl\n"
-        "    >>> gl.distributed.local_to_global(4, 3, 0, 0, 2)\n"
-        "    7\n");
+        nb::arg("iproc"), nb::arg("isrcproc"), nb::arg("nprocs"));
+  // BlockCyclic.scatter(a, ...) and .gather(local, ..., out): the host matrix is checked here
+  // under its Python name (a / out) first; the core's own checks name it "global".
   m.def(
       "distributed_scatter",
-      [](nb::handle global, nb::tuple d, int64_t prow, int64_t pcol, nb::handle local) {
-        distributed::scatter(to_view(global, "distributed.scatter", "global"), layout(d), prow,
-                             pcol, to_view(local, "distributed.scatter", "local"));
+      [](nb::handle a, nb::tuple d, int64_t prow, int64_t pcol, nb::handle local) {
+        const char* op = "distributed.scatter";
+        const TensorView av = to_view(a, op, "a");
+        const TensorView lv = to_view(local, op, "local");
+        const distributed::BlockCyclic l = layout(d);
+        check_host_matrix(op, "a", av, lv, l);
+        distributed::scatter(av, l, prow, pcol, lv);
       },
-      nb::arg("global_"), nb::arg("layout"), nb::arg("prow"), nb::arg("pcol"), nb::arg("local"));
+      nb::arg("a"), nb::arg("layout"), nb::arg("prow"), nb::arg("pcol"), nb::arg("local"));
   m.def(
       "distributed_gather",
-      [](nb::handle local, nb::tuple d, int64_t prow, int64_t pcol, nb::handle global) {
-        distributed::gather(to_view(local, "distributed.gather", "local"), layout(d), prow, pcol,
-                            to_view(global, "distributed.gather", "global"));
+      [](nb::handle local, nb::tuple d, int64_t prow, int64_t pcol, nb::handle out) {
+        const char* op = "distributed.gather";
+        const TensorView ov = to_view(out, op, "out");
+        const TensorView lv = to_view(local, op, "local");
+        const distributed::BlockCyclic l = layout(d);
+        check_host_matrix(op, "out", ov, lv, l);
+        distributed::gather(lv, l, prow, pcol, ov);
       },
-      nb::arg("local"), nb::arg("layout"), nb::arg("prow"), nb::arg("pcol"), nb::arg("global_"));
+      nb::arg("local"), nb::arg("layout"), nb::arg("prow"), nb::arg("pcol"), nb::arg("out").none());
   m.def(
       "distributed_cholesky",
       [](nb::handle a, bool lower, vector<int> devices, int64_t block_size, bool check_info) {

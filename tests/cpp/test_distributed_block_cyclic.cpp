@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -100,6 +101,18 @@ TEST(DistributedBlockCyclic, Errors) {
   std::vector<float> f(16);
   gpula::TensorView fv{f.data(), gpula::DType::f32, {2, 4}, {1, 2}, gpula::Device{}};
   EXPECT_THROW(dist::scatter(host_view(g, 4, 4, false), d, 0, 0, fv), gpula::DTypeError);
+}
+
+// Near INT64_MAX the maps neither wrap nor overflow; a global index past int64 is an error.
+TEST(DistributedBlockCyclic, Int64Edge) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kBig = int64_t{1} << 62;
+  EXPECT_EQ(dist::global_to_local(10, 3, kBig), 1);
+  EXPECT_EQ(dist::owner(kMax, 1, kMax - 1, kMax), kMax - 1);  // (kMax - 1 + kMax) % kMax
+  EXPECT_EQ(dist::numroc(kMax, 1, 0, kMax - 1, kMax), 1);
+  EXPECT_EQ(dist::local_to_global(kBig - 1, 1, 1, 0, 2), 2 * (kBig - 1) + 1);
+  EXPECT_THROW(dist::local_to_global(kBig, 3, 1, 0, 2), gpula::InvalidArgument);
+  EXPECT_THROW(dist::local_to_global(4, 3, 1, 0, kBig), gpula::InvalidArgument);
 }
 
 TEST(DistributedMg, HostChecksBeforeAnyDevice) {

@@ -82,6 +82,108 @@ def test_helper_errors():
         dist.BlockCyclic(2, 2, 1, 1).gather(np.zeros((2, 2), np.float32), 0, 0, np.zeros((2, 2)))
 
 
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        (dist.numroc, dict(n=10, nb=3, iproc=1, isrcproc=0, nprocs=2)),
+        (dist.owner, dict(g=10, nb=3, isrcproc=1, nprocs=2)),
+        (dist.global_to_local, dict(g=10, nb=3, nprocs=2)),
+        (dist.local_to_global, dict(l=4, nb=3, iproc=1, isrcproc=0, nprocs=2)),
+    ],
+)
+def test_index_arguments_are_typed(f, args):
+    op = f"[distributed.{f.__name__}]"
+    want = f(*args.values())
+    assert f(*(np.int64(v) for v in args.values())) == want  # int-like (operator.index)
+    for name in args:
+        for bad, err, word in ((1.5, gl.DTypeError, "float"), (None, gl.DTypeError, "NoneType"),
+                               ("3", gl.DTypeError, "str"), (True, gl.DTypeError, "bool"),
+                               (2**70, gl.InvalidArgument, str(2**70))):
+            with pytest.raises(err) as e:
+                f(*{**args, name: bad}.values())
+            msg = str(e.value)
+            assert msg.startswith(op) and f" {name} " in msg and word in msg, msg
+
+
+def test_index_maps_at_the_int64_edge():
+    big = 2**62
+    # the reference: Python's unbounded ints
+    assert dist.global_to_local(10, 3, big) == (10 // (3 * big)) * 3 + 10 % 3
+    assert dist.owner(2**63 - 1, 1, 2**63 - 2, 2**63 - 1) == (2**63 - 2 + 2**63 - 1) % (2**63 - 1)
+    assert dist.numroc(2**63 - 1, 1, 0, 2**63 - 2, 2**63 - 1) == 1
+    assert dist.local_to_global(big - 1, 1, 1, 0, 2) == 2 * (big - 1) + 1
+    for args in ((big, 3, 1, 0, 2), (4, 3, 1, 0, big)):  # the result passes int64
+        with pytest.raises(gl.InvalidArgument,
+                           match=r"^\[distributed.local_to_global\] .*overflows"):
+            dist.local_to_global(*args)
+
+
+def test_block_cyclic_checks_its_fields_and_process():
+    d = dist.BlockCyclic(np.int64(4), 4)
+    assert d.m == 4 and type(d.m) is int
+    with pytest.raises(gl.InvalidArgument, match=r"^\[distributed.BlockCyclic\] .*m=-5 .*mb=0"):
+        dist.BlockCyclic(m=-5, n=4, mb=0)
+    with pytest.raises(gl.InvalidArgument, match=r"rsrc=2"):
+        dist.BlockCyclic(4, 4, nprow=2, rsrc=2)
+    with pytest.raises(gl.DTypeError, match=r"^\[distributed.BlockCyclic\] nb expected an int"):
+        dist.BlockCyclic(4, 4, nb=2.0)
+    d = dist.BlockCyclic(5, 4, 2, 2, nprow=2)
+    for op, call in (("local_shape", lambda p, q: d.local_shape(p, q)),
+                     ("scatter", lambda p, q: d.scatter(np.zeros((5, 4)), p, q)),
+                     ("gather", lambda p, q: d.gather(np.zeros((2, 4)), p, q, np.zeros((5, 4))))):
+        with pytest.raises(gl.InvalidArgument, match=rf"^\[distributed.{op}\] prow .* got -1"):
+            call(-1, 0)
+        with pytest.raises(gl.InvalidArgument, match=rf"^\[distributed.{op}\] pcol .* got 1"):
+            call(1, 1)
+        with pytest.raises(gl.DTypeError, match=rf"^\[distributed.{op}\] prow expected an integer"):
+            call("1", 0)
+
+
+def test_scatter_gather_name_a_and_out():
+    d = dist.BlockCyclic(5, 4, 2, 2, nprow=2)
+    local = np.arange(8.0).reshape(2, 4)
+    for a, err, words in ((np.zeros((0, 4)), gl.InvalidArgument, "a expected shape (5, 4)"),
+                          (np.zeros((5, 4), bool), gl.DTypeError, "a: dtype bool"),
+                          (None, gl.DTypeError, "a: dtype object")):
+        with pytest.raises(err) as e:
+            d.scatter(a, 1, 0)
+        assert str(e.value).startswith("[distributed.scatter] ") and words in str(e.value)
+    out = np.zeros((5, 4))
+    ro = out.copy()
+    ro.flags.writeable = False
+    for bad, err, words in ((ro, gl.InvalidArgument, "out is read-only"),
+                            (np.zeros((5, 4), np.int32), gl.DTypeError, "out and local"),
+                            (np.zeros((5, 0)), gl.InvalidArgument, "out expected shape (5, 4)"),
+                            (None, gl.DTypeError, "out "),
+                            ([[0.0] * 4] * 5, gl.DTypeError, "out ")):
+        with pytest.raises(err) as e:
+            d.gather(local, 1, 0, bad)
+        assert str(e.value).startswith("[distributed.gather] ") and words in str(e.value)
+    np.testing.assert_array_equal(ro, 0)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(gl.InvalidArgument, match=r"out has overlapping elements"):
+        d.gather(local, 1, 0, torch.zeros(1, 4, dtype=torch.float64).expand(5, 4))
+    a = torch.arange(20.0, dtype=torch.float64).reshape(5, 4)
+    piece = d.scatter(a, 1, 0)
+    assert isinstance(piece, torch.Tensor)
+    np.testing.assert_array_equal(piece.numpy(), a.numpy()[[2, 3], :])
+    t_out = torch.zeros(5, 4, dtype=torch.float64)
+    assert d.gather(piece, 1, 0, t_out) is t_out
+    np.testing.assert_array_equal(t_out.numpy()[[2, 3], :], a.numpy()[[2, 3], :])
+
+
+@pytest.mark.skipif(gl.devices()["cuda_compiled"], reason="a build without CUDA")
+def test_not_compiled_names_the_operation():
+    a = np.eye(3)
+    for op, call in (("cholesky", lambda: dist.cholesky(a)), ("solve", lambda: dist.solve(a, a)),
+                     ("eigh", lambda: dist.eigh(a)), ("communicator", dist.communicator)):
+        with pytest.raises(gl.NotCompiled, match=rf"^\[distributed.{op}\] gpula was built without"):
+            call()
+    if not dist.has_mp():
+        with pytest.raises(gl.NotCompiled, match=r"^\[distributed.cholesky\] "):
+            dist.cholesky(a, layout=dist.BlockCyclic(3, 3))
+
+
 def test_init_single_process_and_errors():
     g = dist.init()
     assert (g.rank, g.size, g.backend) == (0, 1, "single")
