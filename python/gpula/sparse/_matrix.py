@@ -526,7 +526,7 @@ def as_csr(A: Any, op: str) -> csr_matrix:
     if isinstance(A, tuple):
         raise DTypeError(f"[{op}] a (data, indices, indptr) tuple needs a shape: use gl.sparse.csr_matrix(t, shape=...)")
     raise DTypeError(
-        f"[{op}] A: expected a sparse matrix (gl.sparse.csr_matrix, scipy.sparse, cupyx.scipy.sparse, "
+        f"[{op}] expected a sparse matrix (gl.sparse.csr_matrix, scipy.sparse, cupyx.scipy.sparse, "
         f"torch sparse CSR/COO, an object with data, indices, indptr and shape), got "
         f"{type(A).__name__}"
     )
