@@ -190,8 +190,9 @@ void DirectSolver::factorize() {
 void DirectSolver::solve(const TensorView& b, const TensorView& x) {
   impl_->require_alive();
   if (!impl_->factorized) {
-    throw_error<InvalidArgument>(kOp, impl_->planned ? "solve() called before factorize()"
-                                                     : "solve() called before plan() and factorize()");
+    throw_error<InvalidArgument>(kOp, impl_->planned
+                                          ? "solve() called before factorize()"
+                                          : "solve() called before plan() and factorize()");
   }
   const CsrView& a = impl_->a;
   for (const auto* t : {&b, &x}) {

@@ -42,7 +42,9 @@ def _finite_matrix(m: csr_matrix, arg: str) -> csr_matrix:
     """m, after one scan of its values: gl.InvalidArgument naming `arg` where one is NaN or Inf
     (the factorizations would report a misleading singular matrix, or propagate them)."""
     if not all_finite(m.data):
-        raise InvalidArgument(f"[{_OP}] {arg} must not contain infs or NaNs (its values hold NaN or Inf)")
+        raise InvalidArgument(
+            f"[{_OP}] {arg} must not contain infs or NaNs (its values hold NaN or Inf)"
+        )
     return m
 
 
@@ -67,7 +69,9 @@ def _options(options: Any) -> tuple[str, str, str]:
         ("ordering", ordering, _ORDERINGS),
     ):
         if not isinstance(value, str) or value not in allowed:
-            raise InvalidArgument(f"[{_OP}] options: {name} must be one of {allowed}, got {value!r}")
+            raise InvalidArgument(
+                f"[{_OP}] options: {name} must be one of {allowed}, got {value!r}"
+            )
     return assume, triangle, ordering
 
 
@@ -116,6 +120,12 @@ class DirectSolver:
     ``reset_operands(a=..., b=...)`` swaps in new values of the same pattern (the next
     ``factorize()`` reuses the plan; a different pattern raises ValueError naming what changed).
     Usable as a context manager (``free()`` on exit).
+
+    dtypes: A and b are promoted as scipy's spsolve does (integers and bool to float64, float16
+    to float32, float32 with float64 to float64, real with complex to complex); that is the
+    solver's dtype, and x's. A later b (``reset_operands(b=...)``) is converted to it where NumPy
+    casts safely, else gl.DTypeError. A holding NaN or Inf raises gl.InvalidArgument; an A with
+    no stored entries is singular (gl.SingularMatrix at ``plan()``).
 
     Example:
         >>> import numpy as np, scipy.sparse as sp, gpula as gl
@@ -196,7 +206,9 @@ class DirectSolver:
         if a is not None:
             m = as_csr(a, _OP)
             if m.dtype != self._dtype:
-                raise DTypeError(f"[{_OP}] a must keep the solver's dtype {self._dtype}, got {m.dtype}")
+                raise DTypeError(
+                    f"[{_OP}] a must keep the solver's dtype {self._dtype}, got {m.dtype}"
+                )
             m = _finite_matrix(m, "a")
             keep = (_contiguous(m.data), _contiguous(m.indices), _contiguous(m.indptr))
             self._impl.reset_matrix(m.shape[0], m.shape[1], keep[2], keep[1], keep[0])

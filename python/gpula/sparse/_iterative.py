@@ -80,7 +80,8 @@ def _check_options(op: str, rtol: Any, atol: Any, callback: Any) -> None:
     """rtol and atol real numbers (not bool), callback None or callable: gl.DTypeError naming
     the argument otherwise (before anything runs)."""
     for name, v in (("rtol", rtol), ("atol", atol)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        real = isinstance(v, (int, float, np.integer, np.floating))
+        if isinstance(v, (bool, np.bool_)) or not real:
             raise DTypeError(f"[{op}] {name} must be a real number, got {v!r}")
     if callback is not None and not callable(callback):
         raise DTypeError(

@@ -637,7 +637,8 @@ def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
     if dt != A.dtype:  # promoted: the values in dt (the pattern shared), one product
         A = A.astype(dt)
     x = _contiguous_1d(x if _dtype_name(x) == dt else _cast(x, dt, package), package)
-    y = _empty_like_package(A.shape[1] if op else A.shape[0], dt, package, A.device, name, "op(A) @ x")
+    rows = A.shape[1] if op else A.shape[0]
+    y = _empty_like_package(rows, dt, package, A.device, name, "op(A) @ x")
     try:
         A._plan("spmv", op).execute(export(x), export(y), stream=known[2]())
     except Error as e:  # the C++ plan's checks name its class (sparse.SpMV): name the call
