@@ -68,7 +68,10 @@ struct DirectSolver::Impl {
   bool planned = false, factorized = false, freed = false;
 
   void require_alive() const {
-    if (freed) throw_error<InvalidArgument>(kOp, "the solver was freed");
+    if (freed) {
+      throw_error<InvalidArgument>(kOp, "the solver was freed (free() was called, or its with "
+                                        "block ended): make a new one");
+    }
   }
 
   // Hands gpula's nested dissection to the backend where the options and the matrix call for
@@ -165,6 +168,12 @@ void DirectSolver::plan() {
   impl_->require_alive();
   impl_->planned = false;  // until the analysis succeeds; the old factorization is void either way
   impl_->factorized = false;
+  if (impl_->a.nnz() == 0 && impl_->a.rows > 0) {  // no entry to pivot on (and none to analyze)
+    throw SingularMatrix(gpula::detail::cat("[", kOp, "] A is singular: it has no stored entries "
+                                            "(nnz = 0, shape (", impl_->a.rows, ", ",
+                                            impl_->a.cols, "))"),
+                         0, -1);
+  }
   impl_->choose_ordering();
   impl_->backend->analyze();
   impl_->planned = true;
@@ -181,7 +190,9 @@ void DirectSolver::factorize() {
 void DirectSolver::solve(const TensorView& b, const TensorView& x) {
   impl_->require_alive();
   if (!impl_->factorized) {
-    throw_error<InvalidArgument>(kOp, "solve() called before factorize()");
+    throw_error<InvalidArgument>(kOp, impl_->planned
+                                          ? "solve() called before factorize()"
+                                          : "solve() called before plan() and factorize()");
   }
   const CsrView& a = impl_->a;
   for (const auto* t : {&b, &x}) {

@@ -421,6 +421,28 @@ TEST(SparseDirectCpuErrors, MalformedArraysNameThePosition) {
   }
 }
 
+// No stored entry at all: singular (nothing to pivot on), named at plan() on both backends, not
+// a vendor error from the analysis of an empty pattern.
+TEST(SparseDirectCpuErrors, ZeroNnzIsSingular) {
+  std::vector<int32_t> indptr(5, 0), indices;
+  std::vector<double> values;
+  const CsrView a{4, 4, view1d(indptr.data(), DType::i32, 5), view1d(indices.data(), DType::i32, 0),
+                  view1d(values.data(), DType::f64, 0)};
+  for (const DirectSolverOptions& o : {DirectSolverOptions{}, pd()}) {
+    DirectSolver s(a, o);
+    try {
+      s.plan();
+      FAIL() << "expected SingularMatrix";
+    } catch (const gpula::SingularMatrix& e) {
+      EXPECT_NE(std::string(e.what()).find("[sparse.DirectSolver] A is singular: it has no stored "
+                                           "entries"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_FALSE(s.planned());
+  }
+}
+
 TEST_P(SparseDirectCpuCholmod, SolvesSeveralRightHandSidesAndRefactorizes) {
   const auto [t, index] = GetParam();
   const bool cplx = gpula::is_complex(t);

@@ -67,28 +67,110 @@ def test_dtype_change_is_type_error():
     a = _random(20, np.float32, 4, density=0.2)
     s = gl.sparse.DirectSolver(a, np.ones(20, np.float32))
     s.plan()
-    with pytest.raises(TypeError, match="a must keep dtype float32, got float64"):
+    with pytest.raises(gl.DTypeError, match="a must keep the solver's dtype float32, got float64"):
         s.reset_operands(a=sp.csr_matrix(a, dtype=np.float64))
 
 
 def test_state_order_errors():
     a = _random(20, np.float64, 6)
     s = gl.sparse.DirectSolver(a, np.ones(20))
-    with pytest.raises(ValueError, match="before plan"):
+    with pytest.raises(gl.InvalidArgument, match=r"solve\(\) called before plan\(\) and factorize"):
+        s.solve()
+    with pytest.raises(gl.InvalidArgument, match="before plan"):
         s.factorize()
     s.plan()
-    with pytest.raises(ValueError, match="before factorize"):
+    with pytest.raises(gl.InvalidArgument, match="before factorize"):
         s.solve()
+    s.free()
+    for call in (s.plan, s.factorize, s.solve, lambda: s.reset_operands(a=a)):
+        with pytest.raises(gl.InvalidArgument, match=r"^\[sparse\.DirectSolver\] the solver was freed \(free\(\)"):
+            call()
 
 
-def test_wrong_dtype_and_shape():
+@pytest.mark.parametrize("b_dtype", [np.float32, np.float16, np.int32, np.int64, np.bool_, ">f8"])
+def test_b_promoted_as_spsolve(b_dtype):
+    """b of another dtype: A and b are promoted as scipy's spsolve does (x in the result type)."""
     a = _random(20, np.float64, 7)
-    with pytest.raises(TypeError):
-        gl.sparse.DirectSolver(a, np.ones(20, np.float32))
-    with pytest.raises(ValueError):
-        gl.sparse.DirectSolver(a, np.ones(21))
-    with pytest.raises(ValueError):
-        gl.sparse.DirectSolver(a, np.ones(20), {"assume_a": "spd"})
+    b = np.arange(1, 21).astype(b_dtype)
+    with gl.sparse.DirectSolver(a, b) as s:
+        s.plan()
+        s.factorize()
+        x = s.solve()
+    assert x.dtype == np.float64
+    np.testing.assert_allclose(x, spla.spsolve(a, b.astype(np.float64)), rtol=1e-10)
+
+
+def test_float32_a_with_float64_b_solves_in_float64():
+    a = _random(20, np.float32, 7)
+    b = np.ones(20)
+    with gl.sparse.DirectSolver(a, b) as s:
+        s.plan()
+        s.factorize()
+        x = s.solve()
+    assert x.dtype == np.float64
+    np.testing.assert_allclose(x, spla.spsolve(a.astype(np.float64), b), rtol=1e-10)
+
+
+def test_wrong_dtype_shape_and_options():
+    a = _random(20, np.float64, 7)
+    for bad in (None, "abc", {}, np.ones(20, object)):
+        with pytest.raises(gl.DTypeError, match=r"^\[sparse\.DirectSolver\] b has dtype"):
+            gl.sparse.DirectSolver(a, bad)
+    for bad in (np.ones(21), np.ones(0), np.float64(1.0)):
+        with pytest.raises(gl.InvalidArgument, match=r"^\[sparse\.DirectSolver\] b must have shape \(20,\)"):
+            gl.sparse.DirectSolver(a, bad)
+    s = gl.sparse.DirectSolver(a, np.ones(20))
+    s.plan()
+    with pytest.raises(gl.DTypeError, match=r"b must have the solver's dtype float64 .* got complex128"):
+        s.reset_operands(b=np.ones(20, np.complex128))  # the plan is real: no silent promotion
+    with pytest.raises(gl.InvalidArgument, match=r"b must have shape \(20,\)"):
+        s.reset_operands(b=np.ones(21))
+    s.reset_operands(b=np.ones(20, np.int32))  # a safe cast
+    with pytest.raises(gl.DTypeError, match=r"options must be a dict or None, got int"):
+        gl.sparse.DirectSolver(a, np.ones(20), 5)
+    with pytest.raises(gl.InvalidArgument, match=r"options: unknown keys \['foo'\]"):
+        gl.sparse.DirectSolver(a, np.ones(20), {"foo": 1})
+    for key in ("assume_a", "ordering", "triangle"):
+        with pytest.raises(gl.InvalidArgument, match=rf"options: {key} must be one of .* got 'x'"):
+            gl.sparse.DirectSolver(a, np.ones(20), {key: "x"})
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nan_inf_in_a_is_invalid_argument(bad):
+    a = _random(80, np.float64, 8)
+    a.data[3] = bad
+    with pytest.raises(gl.InvalidArgument, match=r"^\[sparse\.DirectSolver\] A must not contain infs or NaNs"):
+        gl.sparse.DirectSolver(a, np.ones(80))
+    with pytest.raises(gl.InvalidArgument, match=r"^\[sparse\.spsolve\] A must not contain infs or NaNs"):
+        gl.sparse.spsolve(a, np.ones(80))
+    s = gl.sparse.DirectSolver(_random(80, np.float64, 8), np.ones(80))
+    s.plan()
+    with pytest.raises(gl.InvalidArgument, match=r"a must not contain infs or NaNs"):
+        s.reset_operands(a=a)
+
+
+def test_zero_nnz_is_singular():
+    z = sp.csr_matrix((80, 80))
+    with pytest.raises(gl.SingularMatrix, match=r"^\[sparse\.spsolve\] A is singular: it has no stored entries"):
+        gl.sparse.spsolve(z, np.ones(80))
+    for assume in ("gen", "pos"):
+        s = gl.sparse.DirectSolver(z, np.ones(80), {"assume_a": assume})
+        with pytest.raises(gl.SingularMatrix, match=r"^\[sparse\.DirectSolver\] A is singular"):
+            s.plan()
+
+
+def test_duck_typed_csr_is_validated():
+    class Duck:
+        def __init__(self, d, i, p, shape):
+            self.data, self.indices, self.indptr, self.shape = d, i, p, shape
+
+    a = _random(20, np.float64, 9)
+    x = gl.sparse.spsolve(Duck(a.data, a.indices, a.indptr, a.shape), np.ones(20))
+    np.testing.assert_allclose(x, spla.spsolve(a, np.ones(20)), rtol=1e-10)
+    bad = a.indices.copy()
+    bad[0] = 10**8
+    with pytest.raises(gl.InvalidArgument, match=r"^\[sparse\.spsolve\] indices\[0\] = 100000000 is out of range"):
+        gl.sparse.spsolve(Duck(a.data, bad, a.indptr, a.shape), np.ones(20))
 
 
 def test_singular_is_linalg_error():
@@ -187,7 +269,7 @@ def test_spsolve_names_itself_in_errors():
         gl.sparse.spsolve(a, np.ones(21))
     with pytest.raises(gl.InvalidArgument, match=r"^\[sparse\.spsolve\] assume_a must be one of"):
         gl.sparse.spsolve(a, np.ones(20), assume_a="spd")
-    with pytest.raises(gl.DTypeError, match=r"^\[sparse\.spsolve\] values must be float32"):
+    with pytest.raises(gl.DTypeError, match=r"^\[sparse\.spsolve\] b has dtype <U1; values must be float32"):
         gl.sparse.spsolve(a, np.array(["x"] * 20))
     # Errors of the solver it runs (sparse path: below 5% density) name spsolve too.
     def padded(block):  # block plus an identity: 62 x 62, sparse enough for the sparse path

@@ -132,6 +132,33 @@ def test_errors():
             sla.cg(a, np.ones(16), M="ic0", triangular_sweeps=bad)
 
 
+@pytest.mark.parametrize("method", ["cg", "gmres", "bicgstab", "minres"])
+def test_errors_name_the_argument(method):
+    a = poisson2d(4)
+    solve = getattr(sla, method)
+    op = rf"^\[sparse\.linalg\.{method}\] "
+    for name, bad in (("rtol", "x"), ("rtol", None), ("atol", True), ("atol", [1.0])):
+        with pytest.raises(DTypeError, match=op + f"{name} must be a real number"):
+            solve(a, np.ones(16), **{name: bad})
+    with pytest.raises(DTypeError, match=op + "callback must be None or a callable"):
+        solve(a, np.ones(16), callback=5)
+    for bad in (None, "abc", {}, np.ones(16, object)):
+        with pytest.raises(DTypeError, match=op + "b has dtype"):
+            solve(a, bad)
+
+
+def test_linear_operator_matvec_result_is_checked():
+    def op(matvec):
+        return sla.LinearOperator((16, 16), matvec=matvec, dtype=np.float64)
+
+    with pytest.raises(InvalidArgument, match=r"^\[sparse\.linalg\.cg\] A\.matvec must return shape \(16,\), got ndarray of shape \(17,\)"):
+        sla.cg(op(lambda x: np.ones(17)), np.ones(16))
+    with pytest.raises(DTypeError, match=r"^\[sparse\.linalg\.cg\] A\.matvec must return a numeric array .* got NoneType"):
+        sla.cg(op(lambda x: None), np.ones(16))
+    with pytest.raises(InvalidArgument, match=r"^\[sparse\.linalg\.gmres\] M must return shape \(16,\)"):
+        sla.gmres(poisson2d(4), np.ones(16), M=lambda x: np.ones(3))
+
+
 def _cupy():
     cp = pytest.importorskip("cupy")
     try:

@@ -43,16 +43,27 @@ def test_spmv_empty_rows_and_nnz0():
 
 def test_spmv_errors():
     A = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
-    with pytest.raises(TypeError, match=r"\[sparse.matmul\] values must be float32, float64"):
+    with pytest.raises(gl.DTypeError, match=r"\[sparse.matmul\] x has dtype <U1; values must be float32"):
         A @ np.array(["a", "b", "c"])
     with pytest.raises(ValueError, match=r"\[sparse.matmul\] x must be 1-D"):
         A @ np.ones((3, 2, 2))  # 2-D operands go to spmm
     with pytest.raises(ValueError, match=r"\[sparse.matvec\] op must be"):
         A.matvec(np.ones(3), "X")
     with pytest.raises(
-        gl.InvalidArgument, match=r"\[sparse.SpMV\] x must have shape \(3,\), got \(2,\)"
+        gl.InvalidArgument, match=r"^\[sparse.matmul\] x must have shape \(3,\), got \(2,\)"
     ):
-        A @ np.ones(2)
+        A @ np.ones(2)  # the C++ plan's check, naming the call (not the plan class sparse.SpMV)
+    with pytest.raises(gl.InvalidArgument, match=r"^\[sparse.matvec\] x must have shape \(3,\)"):
+        A.matvec(np.ones(2), "T")
+    with pytest.raises(gl.DTypeError, match=r"^\[sparse.matmul\] the right operand .* got list"):
+        A @ [1.0, 2.0, 3.0]
+
+
+def test_spmm_result_too_large_is_out_of_memory():
+    A = gl.sparse.as_csr(sp.eye(64, format="csr"), "t")
+    B = np.broadcast_to(np.ones((64, 1)), (64, 2**40))  # the result would need 512 TiB
+    with pytest.raises(gl.OutOfMemory, match=r"^\[sparse.spmm\] could not allocate the result op\(A\) @ B"):
+        A @ B
 
 
 # ---- SpMM, SDDMM, SpGEMM ---------------------------------------------------------------------
@@ -125,14 +136,14 @@ def test_spmm_zero_sizes():
 
 def test_spmm_errors():
     A = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
-    with pytest.raises(TypeError, match=r"\[sparse.spmm\] values must be float32, float64"):
+    with pytest.raises(gl.DTypeError, match=r"\[sparse.spmm\] B has dtype object; values must be float32"):
         A @ np.ones((3, 2), object)
     with pytest.raises(gl.InvalidArgument, match=r"\[sparse.spmm\] b must have shape \(3, n\)"):
         A @ np.ones((4, 2))
     with pytest.raises(ValueError, match=r"\[sparse.spmm\] op must be"):
         gl.sparse.spmm(A, np.ones((3, 2)), op="X")
     with pytest.raises(
-        TypeError, match=r"\[sparse.spmm\] b: expected a numpy, cupy or torch array"
+        TypeError, match=r"\[sparse.spmm\] B: expected a numpy, cupy or torch array"
     ):
         gl.sparse.spmm(A, [[1.0]])
 
@@ -141,7 +152,7 @@ def test_spmm_device_mismatch():
     torch = pytest.importorskip("torch")
     A = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
     with pytest.raises(
-        ValueError, match=r"\[sparse.spmm\] b must be a numpy array on cpu like A, got torch on cpu"
+        ValueError, match=r"\[sparse.spmm\] B must be a numpy array on cpu like A, got torch on cpu"
     ):
         A @ torch.ones((3, 2), dtype=torch.float64)
 
@@ -179,7 +190,7 @@ def test_sddmm_errors():
         gl.sparse.sddmm(M, np.ones((2, 2)), np.ones((2, 3)))
     with pytest.raises(gl.InvalidArgument, match=r"\[sparse.sddmm\] b must have shape \(2, 3\)"):
         gl.sparse.sddmm(M, np.ones((3, 2)), np.ones((3, 3)))
-    with pytest.raises(TypeError, match=r"\[sparse.sddmm\] values must be float32, float64"):
+    with pytest.raises(gl.DTypeError, match=r"\[sparse.sddmm\] a has dtype object; values must be float32"):
         gl.sparse.sddmm(M, np.ones((3, 2), object), np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"\[sparse.sddmm\] b must be 2-D"):
         gl.sparse.sddmm(M, np.ones((3, 2)), np.ones(2))

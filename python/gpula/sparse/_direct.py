@@ -11,26 +11,68 @@ in a build without it).
 
 from __future__ import annotations
 
-import re
 from typing import Any, Optional
 
 import numpy as np
 
 from .. import _gpula
 from .._log import logger, sync_level
-from ..errors import Error, InvalidArgument
-from ._matrix import _cast, _device, _dtype_name, as_csr, csr_matrix, is_sparse, result_dtype
+from .._linalg_operands import all_finite
+from ..errors import DTypeError, Error, InvalidArgument
+from ._matrix import (
+    _cast,
+    _device,
+    _dtype_name,
+    as_csr,
+    csr_matrix,
+    is_sparse,
+    renamed,
+    result_dtype,
+)
 
 _ASSUME = ("gen", "sym", "pos", "her")
 _TRIANGLES = ("full", "lower", "upper")
 _ORDERINGS = ("auto", "library", "level_set")
 
 
-def _csr_arrays(a: Any, op: str = "sparse.DirectSolver"):
-    """(rows, cols, data, indices, indptr) of a sparse matrix (anything as_csr takes), in its
-    package: validated and canonical (csr_matrix)."""
-    m = as_csr(a, op)
-    return m.shape[0], m.shape[1], m.data, m.indices, m.indptr
+_OP = "sparse.DirectSolver"
+
+
+def _finite_matrix(m: csr_matrix, arg: str) -> csr_matrix:
+    """m, after one scan of its values: gl.InvalidArgument naming `arg` where one is NaN or Inf
+    (the factorizations would report a misleading singular matrix, or propagate them)."""
+    if not all_finite(m.data):
+        raise InvalidArgument(
+            f"[{_OP}] {arg} must not contain infs or NaNs (its values hold NaN or Inf)"
+        )
+    return m
+
+
+def _options(options: Any) -> tuple[str, str, str]:
+    """(assume_a, triangle, ordering) of the options dict, checked."""
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise DTypeError(f"[{_OP}] options must be a dict or None, got {type(options).__name__}")
+    opts = dict(options)
+    assume = opts.pop("assume_a", opts.pop("matrix_type", "gen"))
+    triangle = opts.pop("triangle", "full")
+    ordering = opts.pop("ordering", "auto")
+    if opts:
+        raise InvalidArgument(
+            f"[{_OP}] options: unknown keys {sorted(map(str, opts))} (known: assume_a, "
+            "triangle, ordering)"
+        )
+    for name, value, allowed in (
+        ("assume_a", assume, _ASSUME),
+        ("triangle", triangle, _TRIANGLES),
+        ("ordering", ordering, _ORDERINGS),
+    ):
+        if not isinstance(value, str) or value not in allowed:
+            raise InvalidArgument(
+                f"[{_OP}] options: {name} must be one of {allowed}, got {value!r}"
+            )
+    return assume, triangle, ordering
 
 
 def _package(x: Any) -> str:
@@ -54,6 +96,18 @@ def _dtype_of(x: Any) -> str:
     return str(x.dtype).replace("torch.", "")
 
 
+def _array(b: Any) -> Any:
+    """b as an array: CuPy and PyTorch arrays as they are, anything else through NumPy."""
+    return b if _package(b) != "numpy" else np.asarray(b)
+
+
+def _safe_cast(src: str, dst: str) -> bool:
+    try:
+        return bool(np.can_cast(np.dtype(src), np.dtype(dst), "safe"))
+    except TypeError:  # a dtype NumPy does not know (bfloat16)
+        return False
+
+
 class DirectSolver:
     """Solves ``A x = b`` for a sparse square ``A`` in phases.
 
@@ -67,6 +121,12 @@ class DirectSolver:
     ``factorize()`` reuses the plan; a different pattern raises ValueError naming what changed).
     Usable as a context manager (``free()`` on exit).
 
+    dtypes: A and b are promoted as scipy's spsolve does (integers and bool to float64, float16
+    to float32, float32 with float64 to float64, real with complex to complex); that is the
+    solver's dtype, and x's. A later b (``reset_operands(b=...)``) is converted to it where NumPy
+    casts safely, else gl.DTypeError. A holding NaN or Inf raises gl.InvalidArgument; an A with
+    no stored entries is singular (gl.SingularMatrix at ``plan()``).
+
     Example:
         >>> import numpy as np, scipy.sparse as sp, gpula as gl
         >>> a = sp.csr_matrix(np.array([[4.0, 1.0], [1.0, 3.0]]))
@@ -77,40 +137,36 @@ class DirectSolver:
     """
 
     def __init__(self, a: Any, b: Any, options: Optional[dict] = None) -> None:
-        opts = dict(options or {})
-        assume = opts.pop("assume_a", opts.pop("matrix_type", "gen"))
-        triangle = opts.pop("triangle", "full")
-        ordering = opts.pop("ordering", "auto")
-        if opts:
-            raise ValueError(f"[sparse.DirectSolver] unknown options {sorted(opts)}")
-        if assume not in _ASSUME:
-            raise ValueError(f"[sparse.DirectSolver] assume_a must be one of {_ASSUME}, got {assume!r}")
-        if triangle not in _TRIANGLES:
-            raise ValueError(
-                f"[sparse.DirectSolver] triangle must be one of {_TRIANGLES}, got {triangle!r}"
-            )
-        if ordering not in _ORDERINGS:
-            raise ValueError(
-                f"[sparse.DirectSolver] ordering must be one of {_ORDERINGS}, got {ordering!r}"
-            )
-        rows, cols, data, indices, indptr = _csr_arrays(a)
+        assume, triangle, ordering = _options(options)
+        m = as_csr(a, _OP)
+        bd = _array(b)
+        dt = result_dtype(_OP, m.dtype, _dtype_of(bd), args=("A", "b"))  # as scipy's spsolve
+        m = _finite_matrix(m.astype(dt, copy=False), "A")
+        rows, cols = m.shape
         self._shape = (rows, cols)
-        self._dtype = _dtype_of(data)
-        self._keep = (_contiguous(data), _contiguous(indices), _contiguous(indptr))
+        self._dtype = dt
+        self._keep = (_contiguous(m.data), _contiguous(m.indices), _contiguous(m.indptr))
         self._impl = _gpula.SparseDirectSolver(
             rows, cols, self._keep[2], self._keep[1], self._keep[0], assume, triangle, ordering
         )
-        self._b = self._check_b(b)
+        self._b = self._check_b(bd)
 
-    def _check_b(self, b: Any) -> np.ndarray:
-        if _package(b) == "numpy":
-            b = np.asarray(b)
-        if _dtype_of(b) != self._dtype:
-            raise TypeError(f"[sparse.DirectSolver] b must have A's dtype {self._dtype}, got {b.dtype}")
+    def _check_b(self, b: Any) -> Any:
+        """b as a contiguous array of the solver's dtype: converted where NumPy casts its dtype
+        to that one safely (integers, bool, float16, byte order), else gl.DTypeError."""
+        b = _array(b)
+        got = _dtype_of(b)
+        if got != self._dtype:
+            if not _safe_cast(got, self._dtype):
+                raise DTypeError(
+                    f"[{_OP}] b must have the solver's dtype {self._dtype} (or one that converts "
+                    f"to it safely), got {got}"
+                )
+            b = _cast(b, self._dtype, _package(b))
         if b.ndim not in (1, 2) or b.shape[0] != self._shape[0]:
-            raise ValueError(
-                f"[sparse.DirectSolver] b must be ({self._shape[0]},) or ({self._shape[0]}, k), "
-                f"got shape {b.shape}"
+            raise InvalidArgument(
+                f"[{_OP}] b must have shape ({self._shape[0]},) or ({self._shape[0]}, k), "
+                f"got {tuple(b.shape)}"
             )
         return _contiguous(b)
 
@@ -145,14 +201,17 @@ class DirectSolver:
         return x
 
     def reset_operands(self, a: Any = None, b: Any = None) -> None:
+        """New values of A (same pattern, same dtype) and / or a new b (converted to the
+        solver's dtype where that is safe); the next factorize() reuses the plan."""
         if a is not None:
-            rows, cols, data, indices, indptr = _csr_arrays(a)
-            if _dtype_of(data) != self._dtype:
-                raise TypeError(
-                    f"[sparse.DirectSolver] a must keep dtype {self._dtype}, got {data.dtype}"
+            m = as_csr(a, _OP)
+            if m.dtype != self._dtype:
+                raise DTypeError(
+                    f"[{_OP}] a must keep the solver's dtype {self._dtype}, got {m.dtype}"
                 )
-            keep = (_contiguous(data), _contiguous(indices), _contiguous(indptr))
-            self._impl.reset_matrix(rows, cols, keep[2], keep[1], keep[0])
+            m = _finite_matrix(m, "a")
+            keep = (_contiguous(m.data), _contiguous(m.indices), _contiguous(m.indptr))
+            self._impl.reset_matrix(m.shape[0], m.shape[1], keep[2], keep[1], keep[0])
         if b is not None:
             self._b = self._check_b(b)
 
@@ -167,13 +226,6 @@ class DirectSolver:
 
 
 DENSE_THRESHOLD = 0.05
-
-
-def _renamed(e: Error, op: str) -> Error:
-    """e (same type and attributes) with its message naming `op`, the call the user made,
-    instead of the solver that op ran."""
-    e.args = tuple(re.sub(r"^\[[^\]]*\]", f"[{op}]", a, count=1) if isinstance(a, str) else a for a in e.args)
-    return e
 
 
 def _sparse_like(x: Any, A: Any, b: Any) -> Any:
@@ -228,7 +280,7 @@ def spsolve(A: Any, b: Any, assume_a: str = "gen") -> Any:
         )
     if bd.ndim not in (1, 2) or bd.shape[0] != n:
         raise InvalidArgument(f"[{op}] b must have shape ({n},) or ({n}, k), got {tuple(bd.shape)}")
-    dt = result_dtype(op, M.dtype, _dtype_name(bd))
+    dt = result_dtype(op, M.dtype, _dtype_name(bd), args=("A", "b"))
     M = M.astype(dt, copy=False)
     bd = _contiguous(bd if _dtype_name(bd) == dt else _cast(bd, dt, package))
     vector = bd.ndim == 1 or bd.shape[1] == 1
@@ -246,7 +298,7 @@ def spsolve(A: Any, b: Any, assume_a: str = "gen") -> Any:
                 s.factorize()
                 x = s.solve()
     except Error as e:
-        raise _renamed(e, op) from None
+        raise renamed(e, op) from None
     if vector:
         return x.reshape(n)
     return _sparse_like(x, A, b) if sparse_b else x

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import _gpula
 from .._interop import export, is_gpu_array
-from ..errors import InvalidArgument, NotSupported
+from ..errors import DTypeError, InvalidArgument, NotSupported
 from ._matrix import (
     _cast,
     _index,
@@ -71,8 +71,22 @@ class LinearOperator:
         return self._matvec(x)
 
 
-def _result_dtype(op: str, *dts: Any) -> np.dtype:
-    return np.dtype(result_dtype(op, *dts))
+def _result_dtype(op: str, a_dtype: Any, b_dtype: Any) -> np.dtype:
+    """The dtype the loop runs in: A's and b's promoted (errors name the one that is bad)."""
+    return np.dtype(result_dtype(op, a_dtype, b_dtype, args=("A", "b")))
+
+
+def _check_options(op: str, rtol: Any, atol: Any, callback: Any) -> None:
+    """rtol and atol real numbers (not bool), callback None or callable: gl.DTypeError naming
+    the argument otherwise (before anything runs)."""
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        real = isinstance(v, (int, float, np.integer, np.floating))
+        if isinstance(v, (bool, np.bool_)) or not real:
+            raise DTypeError(f"[{op}] {name} must be a real number, got {v!r}")
+    if callback is not None and not callable(callback):
+        raise DTypeError(
+            f"[{op}] callback must be None or a callable taking xk, got {type(callback).__name__}"
+        )
 
 
 def _vector(v: Any, n: int, name: str, dt: np.dtype, op: str) -> np.ndarray:
@@ -102,9 +116,25 @@ def _as_apply(obj: Any, n: int, op: str, name: str) -> Callable[[Any], Any] | No
     return None
 
 
-def _writer(f: Callable[[Any], Any], n: int) -> Callable[[np.ndarray, np.ndarray], None]:
+def _writer(
+    f: Callable[[Any], Any], n: int, op: str, what: str
+) -> Callable[[np.ndarray, np.ndarray], None]:
+    """The loop's y = f(x), checking what f (``what``: "A.matvec", "M") returns: a numeric
+    (n,) or (n, 1) array, else gl.InvalidArgument / gl.DTypeError naming it."""
+
     def apply(x: np.ndarray, y: np.ndarray) -> None:
-        y[...] = np.asarray(f(x.copy())).reshape(n)
+        r = f(x.copy())
+        a = _to_numpy(r, "torch") if type(r).__module__.startswith("torch") else np.asarray(r)
+        if a.dtype.kind not in "biufc":
+            raise DTypeError(
+                f"[{op}] {what} must return a numeric array of shape ({n},), got "
+                f"{type(r).__name__} of dtype {a.dtype}"
+            )
+        if a.shape not in ((n,), (n, 1)):
+            raise InvalidArgument(
+                f"[{op}] {what} must return shape ({n},), got {type(r).__name__} of shape {a.shape}"
+            )
+        y[...] = a.reshape(n)
 
     return apply
 
@@ -157,6 +187,7 @@ def _solve(
         )
     sweeps = -1 if triangular_sweeps is None else int(triangular_sweeps)
     maxiter = _maxiter(maxiter, op)
+    _check_options(op, rtol, atol, callback)
     if is_gpu_array(b) or is_gpu_array(A) or is_gpu_array(getattr(A, "data", None)):
         return _solve_gpu(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, sweeps)
     csr = _csr_arrays(A, op)
@@ -176,7 +207,7 @@ def _solve(
             raise InvalidArgument(f"[{op}] A must be square, got shape ({n}, {m})")
         dt = _result_dtype(op, getattr(A, "dtype", None), b_dt)
         data = indices = indptr = None
-        matvec = _writer(A.matvec, n)
+        matvec = _writer(A.matvec, n, op, "A.matvec")
     bv = _vector(b, n, "b", dt, op)
     x = np.zeros(n, dtype=dt) if x0 is None else _vector(x0, n, "x0", dt, op)
     m_name = None
@@ -190,7 +221,7 @@ def _solve(
                 f"[{op}] M must be None, 'jacobi', 'ic0', 'ilu0' or an operator, "
                 f"got {type(M).__name__}"
             )
-        m_op = _writer(f, n)
+        m_op = _writer(f, n, op, "M")
     cb = None if callback is None else (lambda xk: callback(xk.copy()))
     info, _its, _res = _gpula.sparse_iterative(
         method,

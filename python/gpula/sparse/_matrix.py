@@ -26,6 +26,7 @@ Policy:
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -33,7 +34,7 @@ import numpy as np
 
 from .. import _gpula
 from .._interop import export
-from ..errors import DTypeError, InvalidArgument
+from ..errors import DTypeError, Error, InvalidArgument, OutOfMemory
 
 _VALUE_DTYPES = ("float32", "float64", "complex64", "complex128")
 _INDEX_DTYPES = ("int32", "int64")
@@ -115,25 +116,50 @@ def _dtype_str(d: Any) -> str:
         return str(d)
 
 
-def result_dtype(op: str, *dtypes: Any) -> str:
-    """The value dtype a sparse operation computes in: NumPy's promotion of `dtypes` (names,
-    NumPy or torch dtypes), with integers and bool promoted to float64 and float16 to float32;
-    DTypeError for anything that is not a number."""
-    names = [_dtype_str(d) for d in dtypes if d is not None]
+def _value_dtype(names: list[str]) -> np.dtype | None:
+    """NumPy's promotion of dtype names, integers and bool as float64 and float16 as float32;
+    None where that is not one of the value dtypes."""
     try:
         dt = np.result_type(*[np.dtype(n) for n in names])
     except (TypeError, ValueError):
-        raise DTypeError(f"[{op}] dtypes {names} have no common numeric type") from None
+        return None
     if dt.kind in "biu":
         dt = np.dtype(np.float64)
     elif dt == np.float16:
         dt = np.dtype(np.float32)
-    if dt.name not in _VALUE_DTYPES:
+    return dt if dt.name in _VALUE_DTYPES else None
+
+
+def result_dtype(op: str, *dtypes: Any, args: tuple[str, ...] = ()) -> str:
+    """The value dtype a sparse operation computes in: NumPy's promotion of `dtypes` (names,
+    NumPy or torch dtypes), with integers and bool promoted to float64 and float16 to float32;
+    DTypeError for anything that is not a number, naming the argument of that dtype (``args``:
+    the arguments' names, in the order of ``dtypes``)."""
+    names = [_dtype_str(d) for d in dtypes if d is not None]
+    dt = _value_dtype(names)
+    if dt is not None:
+        return dt.name
+    named = [(a, _dtype_str(d)) for a, d in zip(args, dtypes) if d is not None]
+    bad = [(a, n) for a, n in named if _value_dtype([n]) is None] or named
+    if bad:
+        what = ", ".join(f"{a} has dtype {n}" for a, n in bad)
         raise DTypeError(
-            f"[{op}] values must be float32, float64, complex64 or complex128 (integers are "
-            f"promoted to float64), got {dt.name}"
+            f"[{op}] {what}; values must be float32, float64, complex64 or complex128 (bool and "
+            "integers are promoted to float64, float16 to float32)"
         )
-    return dt.name
+    raise DTypeError(
+        f"[{op}] values must be float32, float64, complex64 or complex128 (integers are "
+        f"promoted to float64), got {' and '.join(names)}"
+    )
+
+
+def renamed(e: Error, op: str) -> Error:
+    """e (same type and attributes) with its message naming `op`, the call the user made,
+    instead of the solver or plan that op ran."""
+    e.args = tuple(
+        re.sub(r"^\[[^\]]*\]", f"[{op}]", a, count=1) if isinstance(a, str) else a for a in e.args
+    )
+    return e
 
 
 def _values(data: Any, package: str, op: str) -> Any:
@@ -152,10 +178,17 @@ def _index(x: Any, package: str, name: str, op: str) -> Any:
     return _contiguous_1d(x, package)
 
 
+def _csr_like(x: Any) -> bool:
+    """A duck-typed CSR matrix: an object (not an array) with data, indices, indptr and shape."""
+    return not hasattr(x, "ndim") and all(
+        hasattr(x, k) for k in ("data", "indices", "indptr", "shape")
+    )
+
+
 def is_sparse(x: Any) -> bool:
     """Whether x is a sparse matrix gl.sparse takes (csr_matrix, scipy / cupyx sparse, torch
-    sparse CSR / COO)."""
-    if isinstance(x, csr_matrix):
+    sparse CSR / COO, a duck-typed CSR object with data, indices, indptr and shape)."""
+    if isinstance(x, csr_matrix) or _csr_like(x):
         return True
     mod = type(x).__module__
     if mod.startswith(("scipy.sparse", "cupyx.scipy.sparse")):
@@ -288,6 +321,11 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
 
         if is_sparse(x):
             return _products.spgemm(self, x)
+        if getattr(x, "ndim", None) is None:
+            raise DTypeError(
+                "[sparse.matmul] the right operand (a 1-D x, a 2-D B or a sparse matrix) must be "
+                f"a numpy, cupy or torch array or a sparse matrix, got {type(x).__name__}"
+            )
         if getattr(x, "ndim", None) == 2:
             return _products.spmm(self, x)
         return _spmv(self, x, 0, "sparse.matmul")
@@ -433,6 +471,8 @@ def _build(arg: Any, shape: Any, op: str) -> csr_matrix:
 
         if isinstance(arg, torch.Tensor) and arg.layout != torch.strided:
             return _from_torch_sparse(arg, op)
+    if _csr_like(arg):  # a duck-typed CSR matrix: its arrays, validated as any others
+        return _from_csr(arg.data, arg.indices, arg.indptr, arg.shape, op)
     if isinstance(arg, tuple):
         if len(arg) == 3:
             return _from_csr(*arg, shape, op)
@@ -468,7 +508,8 @@ def _from_torch_sparse(A: Any, op: str) -> csr_matrix:
 
 def as_csr(A: Any, op: str) -> csr_matrix:
     """A csr_matrix from a sparse matrix: a csr_matrix (itself), a scipy.sparse or
-    cupyx.scipy.sparse matrix/array of any format, or a torch sparse CSR/COO tensor. A
+    cupyx.scipy.sparse matrix/array of any format, a torch sparse CSR/COO tensor, or a
+    duck-typed CSR object (``data``, ``indices``, ``indptr``, ``shape``; validated). A
     (data, indices, indptr) tuple needs ``csr_matrix(t, shape=)``. ``op`` names the caller in
     errors.
 
@@ -486,7 +527,8 @@ def as_csr(A: Any, op: str) -> csr_matrix:
         raise DTypeError(f"[{op}] a (data, indices, indptr) tuple needs a shape: use gl.sparse.csr_matrix(t, shape=...)")
     raise DTypeError(
         f"[{op}] expected a sparse matrix (gl.sparse.csr_matrix, scipy.sparse, cupyx.scipy.sparse, "
-        f"torch sparse CSR/COO), got {type(A).__name__}"
+        f"torch sparse CSR/COO, an object with data, indices, indptr and shape), got "
+        f"{type(A).__name__}"
     )
 
 
@@ -499,9 +541,13 @@ def from_dense(x: Any, op: str = "sparse.from_dense") -> csr_matrix:
         >>> A.nnz, A @ np.ones(2)
         (2, array([2., 3.]))
     """
-    package = _package(x)
+    try:
+        package = _package(x)
+    except DTypeError as e:
+        raise DTypeError(f"[{op}] x: {e}") from None
     if x.ndim != 2:
-        raise InvalidArgument(f"[{op}] expected a 2-D array, got shape {tuple(x.shape)}")
+        raise InvalidArgument(f"[{op}] x must be a 2-D array, got shape {tuple(x.shape)}")
+    result_dtype(op, _dtype_name(x), args=("x",))  # before the scan for nonzeros
     device = _device(x, package)
     h = _to_numpy(x, package)
     r, c = np.nonzero(h)
@@ -511,7 +557,18 @@ def from_dense(x: Any, op: str = "sparse.from_dense") -> csr_matrix:
     return _from_coo(r, c, v, h.shape, op)
 
 
-def _empty_like_package(n: int, dtype: str, package: str, device: str) -> Any:
+def _empty_like_package(n: Any, dtype: str, package: str, device: str, op: str, what: str) -> Any:
+    """A new array of shape n for the result `what` ("op(A) @ B"); gl.OutOfMemory naming `op`,
+    `what` and the shape where it does not fit."""
+    try:
+        return _empty(n, dtype, package, device)
+    except MemoryError as e:
+        raise OutOfMemory(
+            f"[{op}] could not allocate the result {what} of shape {n} ({dtype}): {e}"
+        ) from None
+
+
+def _empty(n: Any, dtype: str, package: str, device: str) -> Any:
     if package == "numpy":
         return np.empty(n, dtype=dtype)
     if package == "cupy":
@@ -550,7 +607,7 @@ def operand(A: csr_matrix, x: Any, arg: str, name: str) -> tuple[str, str]:
         raise InvalidArgument(
             f"[{name}] {arg} must be a {A.package} array on {A.device} like A, got {package} on {device}"
         )
-    return package, result_dtype(name, A.dtype, _dtype_name(x))
+    return package, result_dtype(name, A.dtype, _dtype_name(x), args=("A", arg))
 
 
 def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
@@ -580,6 +637,10 @@ def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
     if dt != A.dtype:  # promoted: the values in dt (the pattern shared), one product
         A = A.astype(dt)
     x = _contiguous_1d(x if _dtype_name(x) == dt else _cast(x, dt, package), package)
-    y = _empty_like_package(A.shape[1] if op else A.shape[0], dt, package, A.device)
-    A._plan("spmv", op).execute(export(x), export(y), stream=known[2]())
+    rows = A.shape[1] if op else A.shape[0]
+    y = _empty_like_package(rows, dt, package, A.device, name, "op(A) @ x")
+    try:
+        A._plan("spmv", op).execute(export(x), export(y), stream=known[2]())
+    except Error as e:  # the C++ plan's checks name its class (sparse.SpMV): name the call
+        raise renamed(e, name) from None
     return y

@@ -58,10 +58,10 @@ def spmm(A: Any, B: Any, op: str = "N") -> Any:
     if op not in ("N", "T", "H"):
         raise InvalidArgument(f"[{name}] op must be 'N', 'T' or 'H', got {op!r}")
     A = as_csr(A, name)
-    package, dt = _dense(A, B, "b", name)
+    package, dt = _dense(A, B, "B", name)
     A, B = A.astype(dt, copy=False), _in(B, dt, package)
     rows = A.shape[0] if op == "N" else A.shape[1]
-    C = _empty_like_package((rows, int(B.shape[1])), dt, package, A.device)
+    C = _empty_like_package((rows, int(B.shape[1])), dt, package, A.device, name, "op(A) @ B")
     A._plan("spmm", "NTH".index(op)).execute(export(B), export(C), stream=_current_stream(B))
     return C
 
@@ -84,7 +84,7 @@ def sddmm(mask: Any, a: Any, b: Any) -> csr_matrix:
     mask = as_csr(mask, name)
     package, dt_a = _dense(mask, a, "a", name)
     _, dt_b = _dense(mask, b, "b", name)
-    dt = result_dtype(name, dt_a, dt_b)
+    dt = result_dtype(name, dt_a, dt_b, args=("a", "b"))
     mask, a, b = mask.astype(dt, copy=False), _in(a, dt, package), _in(b, dt, package)
     m, values = _gpula.sparse_sddmm(
         mask._m, export(a), export(b), _FRAMEWORK[package], stream=_current_stream(a)
@@ -116,7 +116,7 @@ def spgemm(A: Any, B: Any) -> csr_matrix:
         raise InvalidArgument(
             f"[{name}] B must have {A.shape[1]} rows (A is {A.shape}), got shape {B.shape}"
         )
-    dt = result_dtype(name, A.dtype, B.dtype)
+    dt = result_dtype(name, A.dtype, B.dtype, args=("A", "B"))
     A, B = A.astype(dt, copy=False), B.astype(dt, copy=False)
     if A.index_dtype != B.index_dtype:  # int64 for both (a widened pattern, checked again)
         A, B = (_wide(M) for M in (A, B))
