@@ -220,7 +220,27 @@ stage_ctest() {
   local rc=0
   timeout "$LIMIT" ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" --timeout 120 || rc=$?
   DETAIL=$(grep -E 'tests passed, [0-9]+ tests failed out of' "$OUT/ctest.log" | tail -1)
+  (( rc == 0 )) || ctest_crash_report
   return $rc
+}
+
+# The first test ctest saw crash, run alone: a backtrace (gdb or cuda-gdb, which also debugs host
+# code), then again with OpenBLAS on one thread and with its Haswell kernels, to tell a BLAS
+# kernel or thread problem from gpula's own.
+ctest_crash_report() {
+  local name bin=$BUILD/tests/cpp/gpula_tests dbg v
+  name=$(grep -E '\(SEGFAULT\)|Exception: SegFault' "$OUT/ctest.log" | head -1 |
+         sed -E 's/.*Test +#[0-9]+: ([^ ]+) .*/\1/; s/^[[:space:]]*[0-9]+ - ([^ ]+).*/\1/')
+  [[ -n $name && -x $bin ]] || return 0
+  echo "== crash report: $name"
+  dbg=$(command -v gdb || command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null | head -1)
+  [[ -n $dbg ]] && timeout 90 "$dbg" -q -batch -ex run -ex bt --args "$bin" --gtest_color=no \
+    "--gtest_filter=$name" 2>&1 | grep -E '^#|signal|SIG' | head -30
+  for v in OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell OPENBLAS_CORETYPE=SkylakeX; do
+    env "$v" timeout 60 "$bin" --gtest_color=no --gtest_brief=1 "--gtest_filter=$name" >/dev/null 2>&1
+    echo "   $name with $v: exit $?"
+  done
+  DETAIL+="; crash report for $name in ctest.log"
 }
 
 CUDA_TESTS=$BUILD/tests/cpp/gpula_cuda_tests
