@@ -124,15 +124,13 @@ void LinalgExec::check(const Tensor& info, Failure what) const {
         throw NotPositiveDefinite(
             cat("[", op_, "] ", arg_, " is not positive definite: leading minor of order ", k,
                 where),
-            k,
-            info.shape().empty() ? -1 : b);
+            k, info.shape().empty() ? -1 : b);
       case Failure::singular_u:
       case Failure::singular_d: {
         const char* f = what == Failure::singular_u ? "U" : "D";
-        throw SingularMatrix(
-            cat("[", op_, "] ", arg_, " is singular: ", f, "[", k - 1, ",", k - 1,
-                "] is exactly zero", where),
-            k - 1, info.shape().empty() ? -1 : b);
+        throw SingularMatrix(cat("[", op_, "] ", arg_, " is singular: ", f, "[", k - 1, ",", k - 1,
+                                 "] is exactly zero", where),
+                             k - 1, info.shape().empty() ? -1 : b);
       }
     }
   }

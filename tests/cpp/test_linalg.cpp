@@ -408,8 +408,9 @@ TEST(LinalgCpu, NotPositiveDefiniteRaisesWithOrder) {
   } catch (const NotPositiveDefinite& e) {
     EXPECT_EQ(e.order(), 3);
     EXPECT_EQ(e.batch_index(), 5);
-    EXPECT_EQ(std::string(e.what()),
-              "[linalg.cholesky] a is not positive definite: leading minor of order 3 (batch index 5)");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "[linalg.cholesky] a is not positive definite: leading minor of order 3 (batch index 5)");
   }
   la::SolveOptions o;
   o.assume_a = la::Assume::pos;
