@@ -278,7 +278,7 @@ Factor solve_impl(LinalgExec& x, const TensorView& a, int64_t n, const TensorVie
 Factor cholesky(const TensorView& a, bool lower, const LinalgOptions& options, Stream stream) {
   constexpr const char* op = "linalg.cholesky";
   const int64_t n = check_square(op, "a", a);
-  return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "a", a.device, options, stream, [&](LinalgExec& x) {
     const Shape batch = detail::batch_of(a, 2);
     const int64_t count = product(batch);
     Tensor out = x.empty(a.shape, a.dtype);
@@ -327,7 +327,7 @@ Tensor cho_solve(const TensorView& c, const TensorView& b, bool lower, const Lin
   constexpr const char* op = "linalg.cho_solve";
   const int64_t n = check_square(op, "c", c);
   const SolvePlan p0 = plan_solve(op, "c", c, n, b);  // argument errors before any work
-  return run_linalg(op, c.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "c", c.device, options, stream, [&](LinalgExec& x) {
     const SolvePlan& p = p0;
     Tensor xt = x.empty(p.x_shape, c.dtype);
     if (p.count * n * p.k == 0) return x.result(xt);
@@ -349,7 +349,7 @@ Tensor cho_solve(const TensorView& c, const TensorView& b, bool lower, const Lin
 LU lu_factor(const TensorView& a, const LinalgOptions& options, Stream stream) {
   constexpr const char* op = "linalg.lu_factor";
   const int64_t n = check_square(op, "a", a);
-  return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "a", a.device, options, stream, [&](LinalgExec& x) {
     const Shape batch = detail::batch_of(a, 2);
     const int64_t count = product(batch);
     Tensor piv = x.empty(with(batch, {n}), DType::i32);
@@ -378,18 +378,19 @@ Tensor lu_solve(const TensorView& lu, const TensorView& pivots, const TensorView
                 const LinalgOptions& options, Stream stream) {
   constexpr const char* op = "linalg.lu_solve";
   const int64_t n = check_square(op, "lu", lu);
-  check_view(op, "pivots", pivots);
+  // The pivots are SciPy's piv (lu_factor's second result): messages use that name.
+  check_view(op, "piv", pivots);
   if (pivots.dtype != DType::i32)
-    throw_error<DTypeError>(op, "pivots must be int32, got ", name(pivots.dtype));
+    throw_error<DTypeError>(op, "piv must be int32, got ", name(pivots.dtype));
   if (pivots.device != lu.device)
     throw_error<InvalidArgument>(op, "operands on different devices: lu on ", to_string(lu.device),
-                                 ", pivots on ", to_string(pivots.device));
+                                 ", piv on ", to_string(pivots.device));
   const Shape want = with(detail::batch_of(lu, 2), {n});
   if (pivots.shape != want)
-    throw_error<InvalidArgument>(op, "pivots has shape ", pivots.shape_str(), ", expected ",
+    throw_error<InvalidArgument>(op, "piv has shape ", pivots.shape_str(), ", expected ",
                                  detail::shape_str(want), " to match lu of shape ", lu.shape_str());
   const SolvePlan p0 = plan_solve(op, "lu", lu, n, b);
-  return run_linalg(op, lu.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "lu", lu.device, options, stream, [&](LinalgExec& x) {
     const SolvePlan& p = p0;
     const DType t = lu.dtype;
     Tensor xt = x.empty(p.x_shape, t);
@@ -414,7 +415,8 @@ Tensor lu_solve(const TensorView& lu, const TensorView& pivots, const TensorView
     unstage(x, r, xt, p);
     if (options.check_info || !x.exec().is_cuda()) {
       const int32_t nbad = x.read_int(bad.data());
-      if (nbad > 0) throw_error<InvalidArgument>(op, nbad, " pivots are outside [0, ", n, ")");
+      if (nbad > 0)
+        throw_error<InvalidArgument>(op, "piv: ", nbad, " pivots are outside [0, ", n, ")");
     }
     return x.result(xt);
   });
@@ -427,7 +429,7 @@ Factor solve_ex(const TensorView& a, const TensorView& b, const SolveOptions& op
   constexpr const char* op = "linalg.solve";
   const int64_t n = check_square(op, "a", a);
   plan_solve(op, "a", a, n, b);  // argument errors before any work
-  return run_linalg(op, a.device, options, stream,
+  return run_linalg(op, "a", a.device, options, stream,
                     [&](LinalgExec& x) { return solve_impl(x, a, n, b, options); });
 }
 
@@ -438,7 +440,7 @@ Tensor solve(const TensorView& a, const TensorView& b, const SolveOptions& optio
 Factor inv_ex(const TensorView& a, const LinalgOptions& options, Stream stream) {
   constexpr const char* op = "linalg.inv";
   const int64_t n = check_square(op, "a", a);
-  return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "a", a.device, options, stream, [&](LinalgExec& x) {
     const Shape batch = detail::batch_of(a, 2);
     const int64_t count = product(batch);
     Tensor out = x.empty(a.shape, a.dtype);
@@ -474,7 +476,7 @@ void det_impl(LinalgExec& x, const TensorView& a, int64_t n, int64_t count, void
 Tensor det(const TensorView& a, const LinalgOptions& options, Stream stream) {
   constexpr const char* op = "linalg.det";
   const int64_t n = check_square(op, "a", a);
-  return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "a", a.device, options, stream, [&](LinalgExec& x) {
     const Shape batch = detail::batch_of(a, 2);
     const int64_t count = product(batch);
     if (n == 0 || count == 0) return x.filled(batch, a.dtype, 1.0);
@@ -487,7 +489,7 @@ Tensor det(const TensorView& a, const LinalgOptions& options, Stream stream) {
 Slogdet slogdet(const TensorView& a, const LinalgOptions& options, Stream stream) {
   constexpr const char* op = "linalg.slogdet";
   const int64_t n = check_square(op, "a", a);
-  return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "a", a.device, options, stream, [&](LinalgExec& x) {
     const Shape batch = detail::batch_of(a, 2);
     const int64_t count = product(batch);
     if (n == 0 || count == 0)

@@ -49,7 +49,7 @@ void check_converged(const LinalgExec& x, const Tensor& info) {
 Eig eig_impl(const char* op, const TensorView& a, bool eigvals_only, const LinalgOptions& options,
              Stream stream) {
   const int64_t n = check_square(op, "a", a);
-  return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "a", a.device, options, stream, [&](LinalgExec& x) {
     const Shape batch = detail::batch_of(a, 2);
     const int64_t count = product(batch);
     const DType ct = eig_complex_type(a.dtype);

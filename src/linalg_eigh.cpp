@@ -50,7 +50,7 @@ void check_converged(const LinalgExec& x, const Tensor& info) {
 Eigh eigh_impl(const char* op, const TensorView& a, bool lower, bool eigvals_only,
                const LinalgOptions& options, Stream stream) {
   const int64_t n = check_square(op, "a", a);
-  return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "a", a.device, options, stream, [&](LinalgExec& x) {
     const Shape batch = detail::batch_of(a, 2);
     const int64_t count = product(batch);
     Shape wshape = batch;

@@ -9,26 +9,12 @@
 
 namespace gpula::detail {
 
-namespace {
-
-// NotCompiled whose message names the operation: "[linalg.svd] gpula was built without ...".
-class OpNotCompiled final : public NotCompiled {
- public:
-  OpNotCompiled(const char* op, const char* backend)
-      : NotCompiled(backend), msg_(cat("[", op, "] device: ", NotCompiled::what())) {}
-  const char* what() const noexcept override { return msg_.c_str(); }
-
- private:
-  std::string msg_;
-};
-
-}  // namespace
-
-LinalgExec::LinalgExec(const char* op, Device data, const linalg::LinalgOptions& options,
-                       Stream caller, std::optional<Device> force)
-    : op_(op), data_(data), caller_(caller), options_(&options) {
+LinalgExec::LinalgExec(const char* op, const char* arg, Device data,
+                       const linalg::LinalgOptions& options, Stream caller,
+                       std::optional<Device> force)
+    : op_(op), arg_(arg), data_(data), caller_(caller), options_(&options) {
   exec_ = force.value_or(options.device.value_or(data));
-  if (exec_.is_cuda() && !cuda::compiled()) throw OpNotCompiled(op, "cuda");
+  if (exec_.is_cuda() && !cuda::compiled()) throw NotCompiled(op, "device", "cuda");
   if (exec_.is_cuda() && data_.is_cuda() && exec_ != data_)
     throw_error<NotSupported>(op, "data on ", to_string(data_), " cannot run on ",
                               to_string(exec_));
@@ -45,9 +31,19 @@ Stream LinalgExec::stream_for(Device d) const {
   return {d, caller_.device == d ? caller_.handle : nullptr};
 }
 
-Tensor LinalgExec::empty(const Shape& shape, DType t) const {
-  return Tensor::empty(shape, t, stream_);
+Tensor LinalgExec::allocate(const Shape& shape, DType t, Stream stream) const {
+  try {
+    return Tensor::empty(shape, t, stream);
+  } catch (const OutOfMemory& e) {
+    // Tensor::empty's own "[tensor.empty] " prefix gives way to the operation's.
+    std::string why = e.what();
+    if (why.rfind("[tensor.empty] ", 0) == 0) why.erase(0, 15);
+    throw_error<OutOfMemory>(op_, arg_, ": out of memory for a ", name(t), " array of shape ",
+                             shape_str(shape), " (the batch of ", arg_, "): ", why);
+  }
 }
+
+Tensor LinalgExec::empty(const Shape& shape, DType t) const { return allocate(shape, t, stream_); }
 
 void LinalgExec::copy(const TensorView& src, const TensorView& dst) const {
   if (dst.numel() == 0) return;
@@ -65,13 +61,13 @@ void LinalgExec::zero(const TensorView& v) const {
 
 Tensor LinalgExec::result(const Tensor& t) const {
   if (exec_ == data_) return t;
-  Tensor r = Tensor::empty(t.shape(), t.dtype(), stream_for(data_));
+  Tensor r = allocate(t.shape(), t.dtype(), stream_for(data_));
   copy(t.view(), r.view());
   return r;
 }
 
 Tensor LinalgExec::filled(const Shape& shape, DType t, double value) const {
-  Tensor h = Tensor::empty(shape, t, Stream{});
+  Tensor h = allocate(shape, t, Stream{});
   const int64_t n = h.view().numel();
   for (int64_t i = 0; i < n; ++i) {
     switch (t) {
@@ -95,7 +91,7 @@ Tensor LinalgExec::filled(const Shape& shape, DType t, double value) const {
     }
   }
   if (!data_.is_cuda()) return h;
-  Tensor d = Tensor::empty(shape, t, stream_for(data_));
+  Tensor d = allocate(shape, t, stream_for(data_));
   copy(h.view(), d.view());  // synchronous: h dies here
   return d;
 }
@@ -126,14 +122,15 @@ void LinalgExec::check(const Tensor& info, Failure what) const {
     switch (what) {
       case Failure::not_positive_definite:
         throw NotPositiveDefinite(
-            cat("[", op_, "] not positive definite: leading minor of order ", k, where), k,
-            info.shape().empty() ? -1 : b);
+            cat("[", op_, "] ", arg_, " is not positive definite: leading minor of order ", k,
+                where),
+            k, info.shape().empty() ? -1 : b);
       case Failure::singular_u:
       case Failure::singular_d: {
         const char* f = what == Failure::singular_u ? "U" : "D";
-        throw SingularMatrix(
-            cat("[", op_, "] singular: ", f, "[", k - 1, ",", k - 1, "] is exactly zero", where),
-            k - 1, info.shape().empty() ? -1 : b);
+        throw SingularMatrix(cat("[", op_, "] ", arg_, " is singular: ", f, "[", k - 1, ",", k - 1,
+                                 "] is exactly zero", where),
+                             k - 1, info.shape().empty() ? -1 : b);
       }
     }
   }

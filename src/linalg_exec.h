@@ -27,17 +27,20 @@ enum class Failure : uint8_t {
 
 class LinalgExec {
  public:
-  // Runs on options.device (else where the data lives), or on `force` (the CPU fallback).
-  LinalgExec(const char* op, Device data, const linalg::LinalgOptions& options, Stream caller,
-             std::optional<Device> force = {});
+  // Runs on options.device (else where the data lives), or on `force` (the CPU fallback). `arg`
+  // names the operand whose batch sizes the work (the matrix: "a", "c", "lu"); errors name it.
+  LinalgExec(const char* op, const char* arg, Device data, const linalg::LinalgOptions& options,
+             Stream caller, std::optional<Device> force = {});
 
   const char* op() const { return op_; }
+  const char* arg() const { return arg_; }
   Device exec() const { return exec_; }
   const LinalgBackend& backend() const { return *backend_; }
   LinalgCall call() const { return {op_, stream_, &options_->logger}; }
   const linalg::LinalgOptions& options() const { return *options_; }
 
-  // Uninitialized contiguous memory where the work runs, ordered on its stream.
+  // Uninitialized contiguous memory where the work runs, ordered on its stream. Out of memory
+  // is an OutOfMemory that names the operation and the operand ("[linalg.solve] a: ...").
   Tensor empty(const Shape& shape, DType t) const;
   // Copies between any layouts and devices (src may broadcast), on the right stream.
   void copy(const TensorView& src, const TensorView& dst) const;
@@ -47,7 +50,8 @@ class LinalgExec {
   // A tensor where the data lives with every element equal to `value` (real part for complex).
   Tensor filled(const Shape& shape, DType t, double value) const;
   // Reads info (synchronizing with the device) and throws on the first nonzero entry. `bad`
-  // info arrays have the batch shape; the message names the flat batch index when there is one.
+  // info arrays have the batch shape; the message names the operand ("[linalg.solve] a is
+  // singular: ...") and the flat batch index when there is one.
   void check(const Tensor& info, Failure what) const;
   // Synchronizes when options.blocking asks for it.
   void finish() const;
@@ -56,8 +60,11 @@ class LinalgExec {
 
  private:
   Stream stream_for(Device d) const;
+  // Tensor::empty on `stream`, its OutOfMemory rethrown naming op_ and arg_.
+  Tensor allocate(const Shape& shape, DType t, Stream stream) const;
 
   const char* op_;
+  const char* arg_;
   Device data_, exec_;
   Stream caller_, stream_;
   const linalg::LinalgOptions* options_;
@@ -67,9 +74,9 @@ class LinalgExec {
 // Runs f(exec) where the options say; an OutOfMemory on a GPU with Fallback::cpu reruns f on the
 // CPU and logs that it did.
 template <class F>
-auto run_linalg(const char* op, Device data, const linalg::LinalgOptions& options, Stream stream,
-                F&& f) {
-  LinalgExec x(op, data, options, stream);
+auto run_linalg(const char* op, const char* arg, Device data, const linalg::LinalgOptions& options,
+                Stream stream, F&& f) {
+  LinalgExec x(op, arg, data, options, stream);
   try {
     auto r = f(x);
     x.finish();
@@ -79,7 +86,7 @@ auto run_linalg(const char* op, Device data, const linalg::LinalgOptions& option
     log(LogLevel::warning, cat("[", op, "] out of GPU memory (", e.what(), "); running on the CPU"),
         options.logger);
   }
-  LinalgExec cpu(op, data, options, stream, Device::cpu());
+  LinalgExec cpu(op, arg, data, options, stream, Device::cpu());
   auto r = f(cpu);
   cpu.finish();
   return r;

@@ -82,7 +82,7 @@ QR qr(const TensorView& a, QrMode mode, const LinalgOptions& options, Stream str
   if (mode != QrMode::reduced && mode != QrMode::complete && mode != QrMode::r)
     throw_error<InvalidArgument>(op, "unknown mode ", static_cast<int>(mode));
   const int64_t m = a.shape[a.ndim() - 2], n = a.shape[a.ndim() - 1], k = std::min(m, n);
-  return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "a", a.device, options, stream, [&](LinalgExec& x) {
     const Shape batch = detail::batch_of(a, 2);
     const int64_t count = product(batch);
     const DType t = a.dtype;
@@ -181,7 +181,7 @@ Lstsq lstsq_ex(const TensorView& a, const TensorView& b, const LstsqOptions& opt
     throw_error<InvalidArgument>(op, "batch dimensions of a ", detail::shape_str(ab), " and b ",
                                  detail::shape_str(bb), " do not broadcast");
   const Shape batch = *bs;
-  return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "a", a.device, options, stream, [&](LinalgExec& x) {
     const DType t = a.dtype;
     const int64_t count = product(batch);
     // The CPU's gelsd gives each item's rank and singular values; a GPU's QR does not.
@@ -218,16 +218,20 @@ Lstsq lstsq_ex(const TensorView& a, const TensorView& b, const LstsqOptions& opt
     Tensor wa = x.empty({count * m * n}, t);
     x.copy(detail::expand_batch(a, batch, 2),
            colmajor(wa.data(), t, batch, m * n, m, 0, 0, m, n, x.exec()));
-    Tensor wb = x.empty({count * ldb * nrhs}, t);
-    x.copy(b_full, colmajor(wb.data(), t, batch, ldb * nrhs, ldb, 0, 0, m, nrhs, x.exec()));
+    // ?gelsd takes nrhs >= 1: an empty b (k = 0, CPU) solves one zero column, which still
+    // gives each item's rank and singular values, as NumPy returns them.
+    const int64_t wrhs = std::max<int64_t>(nrhs, 1);
+    Tensor wb = x.empty({count * ldb * wrhs}, t);
+    if (nrhs == 0) x.zero(wb.view());
+    x.copy(b_full, colmajor(wb.data(), t, batch, ldb * wrhs, ldb, 0, 0, m, nrhs, x.exec()));
     // NumPy's default: singular values below eps * max(m, n) * s_max count as zero.
     const double eps = t == DType::f32 || t == DType::c64 ? std::numeric_limits<float>::epsilon()
                                                           : std::numeric_limits<double>::epsilon();
     const double rcond = options.rcond.value_or(eps * static_cast<double>(std::max(m, n)));
     qr_backend(x).lstsq(DenseBatch{wa.data(), t, m, n, count},
-                        DenseBatch{wb.data(), t, ldb, nrhs, count}, rcond, svd ? s.data() : nullptr,
+                        DenseBatch{wb.data(), t, ldb, wrhs, count}, rcond, svd ? s.data() : nullptr,
                         svd ? static_cast<int32_t*>(rank.data()) : nullptr, x.call());
-    x.copy(colmajor(wb.data(), t, batch, ldb * nrhs, ldb, 0, 0, n, nrhs, x.exec()), xv);
+    x.copy(colmajor(wb.data(), t, batch, ldb * wrhs, ldb, 0, 0, n, nrhs, x.exec()), xv);
     return done();
   });
 }

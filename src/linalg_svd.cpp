@@ -87,7 +87,7 @@ Svd svd_impl(const char* op, const TensorView& a, bool full, bool compute_uv, Sv
   if (static_cast<uint8_t>(method) > static_cast<uint8_t>(SvdMethod::jacobi_batched))
     throw_error<InvalidArgument>(op, "unknown method ", static_cast<int>(method));
   const int64_t m = a.shape[a.ndim() - 2], n = a.shape[a.ndim() - 1], k = std::min(m, n);
-  return run_linalg(op, a.device, options, stream, [&](LinalgExec& x) {
+  return run_linalg(op, "a", a.device, options, stream, [&](LinalgExec& x) {
     const Shape batch = detail::batch_of(a, 2);
     const int64_t count = product(batch);
     const DType t = a.dtype;

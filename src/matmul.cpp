@@ -137,7 +137,7 @@ Matmul::Matmul(const TensorView& a, const TensorView& b, const std::optional<Ten
                                  ", c on ", to_string(c->device));
   I.data_device = a.device;
   I.exec_device = options.device.value_or(a.device);
-  if (I.exec_device.is_cuda() && !detail::cuda::compiled()) throw NotCompiled("cuda");
+  if (I.exec_device.is_cuda() && !detail::cuda::compiled()) throw NotCompiled(kOp, "device", "cuda");
   if (I.exec_device.is_cuda() && I.exec_device.index >= detail::cuda::device_count())
     throw_error<NotSupported>(kOp, "no CUDA device ", to_string(I.exec_device), " (",
                               detail::cuda::device_count(), " visible)");

@@ -35,11 +35,16 @@ class NotSupported : public Error {
   using Error::Error;
 };
 
-/// A backend that was not compiled into this build: NotCompiled("cuda").
+/// A backend that was not compiled into this build: NotCompiled("cuda"), or, naming the
+/// operation and the argument that asked for it, NotCompiled("matmul", "device", "cuda"):
+/// "[matmul] device: gpula was built without its cuda backend".
 class NotCompiled : public NotSupported {
  public:
   explicit NotCompiled(const std::string& backend)
       : NotSupported("gpula was built without its " + backend + " backend") {}
+  NotCompiled(const std::string& op, const std::string& arg, const std::string& backend)
+      : NotSupported("[" + op + "] " + arg + ": gpula was built without its " + backend +
+                     " backend") {}
 };
 
 /// Device or host memory could not be obtained (Python: MemoryError).

@@ -42,6 +42,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -221,8 +222,8 @@ def _check_factor_side(c: Any, lower: bool) -> None:
     scipy.linalg.cholesky's upper factor passed without (c, False)); the claimed side's
     opposite triangle may hold anything, as scipy.linalg.cho_factor leaves it."""
     c = _ops.unbroadcast(c)
-    if c.shape[-1] < 2 or 0 in tuple(c.shape):
-        return
+    if len(c.shape) < 2 or c.shape[-1] < 2 or 0 in tuple(c.shape):
+        return  # not a matrix: the native call's shape check names c
     xp = _ops.array_module(c)
 
     def nonzero(t: Any) -> Any:  # per matrix: any nonzero entry
@@ -291,9 +292,9 @@ def lu_factor(
     matrix as SciPy returns it (Fortran order for one matrix; no copy back from LAPACK's or
     cuSOLVER's layout; C order where it is copied from another device: ``device=``,
     ``fallback=``); ``piv`` holds 0-based int32 pivots (row i was interchanged with row
-    piv[i]), shape ``(..., n)``. An exactly
-    singular matrix raises gl.SingularMatrix (``.index``: the zero pivot U[i, i]) unless
-    ``check_info=False``, which returns ``((lu, piv), info)``.
+    piv[i]), shape ``(..., n)``. An exactly singular matrix is factored too, as SciPy does:
+    the factors are returned with a RuntimeWarning (SciPy's LinAlgWarning is one) naming the
+    zero pivot U[i, i]; ``check_info=False`` returns ``((lu, piv), info)`` without warning.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -303,8 +304,28 @@ def lu_factor(
     """
     (a,) = _operands("lu_factor", check_finite, a=a)
     call = _Call("lu_factor", a, check_info, device, fallback, stream)
-    lu, piv, info = _gpula.linalg_lu_factor(call.pkg.export(a), **call.kwargs)
+    lu, piv, info = _gpula.linalg_lu_factor(
+        call.pkg.export(a), **{**call.kwargs, "check_info": False}
+    )
+    if call.kwargs["check_info"]:
+        _warn_singular("linalg.lu_factor", info)
     return _with_info(call, LUFactorResult(lu, piv), info)
+
+
+def _warn_singular(op: str, info: Any) -> None:
+    """SciPy's warning (not an error) for an exactly singular factor: the first nonzero info."""
+    host = _ops.to_host(info)
+    bad = np.flatnonzero(host)
+    if bad.size == 0:
+        return
+    k = int(host.flat[bad[0]])
+    where = f" (batch index {int(bad[0])})" if np.ndim(host) else ""
+    warnings.warn(
+        f"[{op}] a is singular: U[{k - 1},{k - 1}] is exactly zero{where}; the factors are "
+        "returned, as scipy.linalg.lu_factor does",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def _pivots(piv: Any) -> Any:

@@ -80,6 +80,25 @@ def array_module(x: Any) -> Any:
     return sys.modules[name] if name in ("torch", "cupy") else np
 
 
+def to_host(x: Any) -> np.ndarray:
+    """x (a NumPy, CuPy or torch array, or a NumPy scalar) as a NumPy array on the host."""
+    if isinstance(x, (np.ndarray, np.generic)):  # a NumPy reduction may give a NumPy scalar
+        return np.asarray(x)
+    if hasattr(x, "get"):
+        return x.get()
+    return x.detach().cpu().numpy()
+
+
+def in_package_of(x: Any, like: Any) -> Any:
+    """x as an array of like's package (through DLPack, copying a NumPy x first, whose read-only
+    views DLPack cannot export); x itself when it already is one. Both are on one device: the
+    native call that took them as operands checked that."""
+    xp = array_module(like)
+    if array_module(x) is xp:
+        return x
+    return xp.from_dlpack(np.array(x) if isinstance(x, np.ndarray) else x)
+
+
 def unbroadcast(x: Any) -> Any:
     """x without the repeats of its zero-stride (broadcast) dimensions, which keep size 1."""
     strides = x.stride() if callable(getattr(x, "stride", None)) else x.strides

@@ -123,6 +123,7 @@ def lstsq(
         full_rank = bool((rank == n).all())
     if m > n and full_rank:  # NumPy's condition; ||b - a x||^2 per column
         vector = len(b.shape) == 1
+        b = _ops.in_package_of(b, x)  # x is in a's package; b may be another's (NumPy)
         r = (b[:, None] if vector else b) - a @ (x[..., None] if vector else x)
         residuals = (abs(r) ** 2).sum(-2)
     else:

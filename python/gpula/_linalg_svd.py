@@ -201,7 +201,7 @@ def svdvals(
             a, False, False, lambda x: svdvals(x, method="gesvd", check_finite=False)
         )
     call = _Call("svdvals", a, check_info, device, fallback, stream)
-    _, s, _, info = _gpula.linalg_svd(call.pkg.export(a), False, False, method, **call.kwargs)
+    s, info = _gpula.linalg_svdvals(call.pkg.export(a), method, **call.kwargs)
     return _with_info(call, s, info)
 
 

@@ -27,13 +27,15 @@ The random start is seeded (options["seed"], default 0): results are determinist
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from ._gpula import DTypeError, InvalidArgument
+from ._gpula import DTypeError, InvalidArgument, OutOfMemory
 from ._linalg_operands import astype
+from ._linalg_operands import to_host as _to_host
 
 _log = logging.getLogger("gpula")
 
@@ -71,14 +73,6 @@ def _real_dtype(x: Any) -> np.dtype:
 
 def _np_dtype(x: Any) -> np.dtype:
     return np.dtype(str(x.dtype).replace("torch.", ""))
-
-
-def _to_host(x: Any) -> np.ndarray:
-    if isinstance(x, (np.ndarray, np.generic)):  # a NumPy reduction may give a NumPy scalar
-        return np.asarray(x)
-    if hasattr(x, "get"):
-        return x.get()
-    return x.detach().cpu().numpy()
 
 
 def _like(a: Any, x: np.ndarray) -> Any:
@@ -130,6 +124,37 @@ def _check_common(op: str, a: Any, k: Any, options: Any) -> dict:
     return dict(options or {})
 
 
+def _host_memory(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Turns NumPy's MemoryError (the random start, the host-side small problems) into
+    gl.OutOfMemory naming the operation and a."""
+
+    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(f)
+        def run(a: Any, **kw: Any) -> Any:
+            try:
+                return f(a, **kw)
+            except OutOfMemory:
+                raise
+            except MemoryError as e:
+                raise OutOfMemory(
+                    f"[{op}] a: out of host memory for the top-k problem of a of shape "
+                    f"{tuple(a.shape)}: {e}"
+                ) from None
+
+        return run
+
+    return wrap
+
+
+def _empty_results(a: Any, shapes: tuple, real: tuple) -> tuple:
+    """Results of an empty batch: arrays of these shapes in a's package, a's dtype or its real
+    dtype (real[i])."""
+    return tuple(
+        _like(a, np.empty(sh, _real_dtype(a) if r else _np_dtype(a))) for sh, r in zip(shapes, real)
+    )
+
+
+@_host_memory("linalg.svd")
 def svd_topk(
     a: Any,
     *,
@@ -152,7 +177,8 @@ def svd_topk(
     m, n = int(a.shape[-2]), int(a.shape[-1])
     if not 1 <= k <= min(m, n):
         raise InvalidArgument(
-            f"[linalg.svd] k: expected 1 <= k <= min(m, n) = {min(m, n)}, got {k}"
+            f"[linalg.svd] k: expected 1 <= k <= min(m, n) = {min(m, n)} for a of shape "
+            f"{tuple(a.shape)}, got {k}"
         )
     if method not in _SVD_METHODS:
         raise InvalidArgument(
@@ -168,6 +194,10 @@ def svd_topk(
         )
     ell = min(k + p, min(m, n))
     batch = tuple(a.shape[:-2])
+    if 0 in batch:  # nothing to compute; NumPy's shapes
+        u, s, vh = _empty_results(a, (batch + (m, k), batch + (k,), batch + (k, n)),
+                                  (False, True, False))
+        return (u, s, vh) if compute_uv else s
     eps = float(np.finfo(_real_dtype(a)).eps)
     omega = _randn(a, batch + (n, ell), _np_dtype(a), seed)
     ah = _adj(a)
@@ -254,6 +284,7 @@ def _eigh_full(a: Any, lower: bool) -> tuple:
     return eigh(a, lower, check_finite=False)  # a was checked on entry
 
 
+@_host_memory("linalg.eigh")
 def eigh_topk(
     a: Any,
     *,
@@ -276,7 +307,9 @@ def eigh_topk(
     if int(a.shape[-2]) != n:
         raise InvalidArgument(f"[linalg.eigh] a: expected (..., n, n), got shape {tuple(a.shape)}")
     if not 1 <= k <= n:
-        raise InvalidArgument(f"[linalg.eigh] k: expected 1 <= k <= n = {n}, got {k}")
+        raise InvalidArgument(
+            f"[linalg.eigh] k: expected 1 <= k <= n = {n} for a of shape {tuple(a.shape)}, got {k}"
+        )
     if which not in ("largest", "smallest"):
         raise InvalidArgument(
             f"[linalg.eigh] which: expected 'largest' or 'smallest', got {which!r}"
@@ -289,6 +322,10 @@ def eigh_topk(
         method = "subspace" if 4 * k <= n else "full"
         _log.info("[linalg.eigh] auto: method %s (k=%d, n=%d)", method, k, n)
     sel = slice(n - k, n) if which == "largest" else slice(0, k)
+    batch = tuple(a.shape[:-2])
+    if 0 in batch:  # nothing to compute; NumPy's shapes
+        w, v = _empty_results(a, (batch + (k,), batch + (n, k)), (True, False))
+        return w if eigvals_only else (w, v)
     if method == "subspace":
         out = _subspace(a, k, which, lower, opts)
         if out is not None:

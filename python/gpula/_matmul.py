@@ -35,8 +35,8 @@ def _epilog(e: Any) -> Epilog:
 
 
 def _scalar(name: str, v: Any) -> Any:
-    """alpha or beta as the binding takes it (None stays None: beta not given)."""
-    if v is None or type(v) in _SCALAR_TYPES:
+    """alpha or beta as the binding takes it (beta=None stays None: beta not given)."""
+    if type(v) in _SCALAR_TYPES or (v is None and name == "beta"):
         return v
     if isinstance(v, bool) or not isinstance(v, numbers.Complex):
         raise DTypeError(f"[matmul] {name} must be a number, got {type(v).__name__}")

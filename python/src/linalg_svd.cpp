@@ -42,6 +42,27 @@ void init_linalg_svd(nb::module_& m) {
       nb::arg("method") = "auto", nb::arg("check_info") = true, nb::arg("device") = nb::none(),
       nb::arg("fallback_cpu") = false, nb::arg("framework") = 0, nb::arg("stream") = 0,
       "gpula::linalg::svd: (u or None, s, vh or None, info).");
+  m.def(
+      "linalg_svdvals",
+      [](nb::handle a, const string& method, bool check_info, optional<string> device,
+         bool fallback_cpu, int fw, uintptr_t stream) {
+        constexpr const char* op = "linalg.svdvals";
+        const TensorView av = to_view(a, op, "a");
+        const linalg::SvdMethod mt = parse_method(method);
+        const auto o = linalg_options(check_info, device, fallback_cpu, op);
+        // svdvals has no info to return: with check_info=False the info comes from svd.
+        if (!check_info) {
+          const linalg::Svd r = without_gil(
+              [&] { return linalg::svd(av, false, false, mt, o, stream_of(av, stream)); });
+          return nb::make_tuple(wrap(r.s, fw), wrap(r.info, fw));
+        }
+        const Tensor s =
+            without_gil([&] { return linalg::svdvals(av, mt, o, stream_of(av, stream)); });
+        return nb::make_tuple(wrap(s, fw), nb::none());
+      },
+      nb::arg("a"), nb::arg("method") = "auto", nb::arg("check_info") = true,
+      nb::arg("device") = nb::none(), nb::arg("fallback_cpu") = false, nb::arg("framework") = 0,
+      nb::arg("stream") = 0, "gpula::linalg::svdvals: (s, info or None).");
 }
 
 }  // namespace gpula::python

@@ -387,7 +387,7 @@ TEST(LinalgCpu, SingularRaisesWithIndexAndBatchIndex) {
     ADD_FAILURE() << "no SingularMatrix";
   } catch (const SingularMatrix& e) {
     EXPECT_EQ(e.batch_index(), -1);
-    EXPECT_EQ(std::string(e.what()), "[linalg.inv] singular: U[1,1] is exactly zero");
+    EXPECT_EQ(std::string(e.what()), "[linalg.inv] a is singular: U[1,1] is exactly zero");
   }
   // sym on the CPU reports D.
   la::SolveOptions o;
@@ -408,8 +408,9 @@ TEST(LinalgCpu, NotPositiveDefiniteRaisesWithOrder) {
   } catch (const NotPositiveDefinite& e) {
     EXPECT_EQ(e.order(), 3);
     EXPECT_EQ(e.batch_index(), 5);
-    EXPECT_EQ(std::string(e.what()),
-              "[linalg.cholesky] not positive definite: leading minor of order 3 (batch index 5)");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "[linalg.cholesky] a is not positive definite: leading minor of order 3 (batch index 5)");
   }
   la::SolveOptions o;
   o.assume_a = la::Assume::pos;
@@ -501,7 +502,7 @@ TEST(LinalgCpu, ArgumentErrorsNameFunctionArgumentAndShape) {
   HostTensor p1 = make_host({3}, DType::i32);
   EXPECT_NE(msg_of([&] {
               la::lu_solve(f.lu.view(), p1.view, b3.view);
-            }).find("pivots has shape (3,), expected (2, 3)"),
+            }).find("piv has shape (3,), expected (2, 3)"),
             std::string::npos);
   HostTensor bad = make_host({2, 3}, DType::i32);
   static_cast<int32_t*>(bad.view.data)[4] = 7;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import logging
+import warnings
 
 import numpy as np
 import pytest
@@ -272,9 +273,15 @@ def test_singular_matrix():
     assert isinstance(e.value, np.linalg.LinAlgError)
     assert isinstance(e.value, gl.LinAlgError)
     assert e.value.index == 1 and e.value.batch_index == -1
-    with pytest.raises(gl.SingularMatrix):
-        gl.linalg.lu_factor(a)
-    with pytest.raises(gl.SingularMatrix):
+    # As scipy.linalg.lu_factor: the factors, with a warning naming the zero pivot.
+    with pytest.warns(RuntimeWarning, match=r"\[linalg.lu_factor\] a is singular: U\[1,1\]"):
+        lu, piv = gl.linalg.lu_factor(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref_lu, ref_piv = sl.lu_factor(a)
+    np.testing.assert_allclose(lu, ref_lu)
+    np.testing.assert_array_equal(piv, ref_piv)
+    with pytest.raises(gl.SingularMatrix, match=r"^\[linalg.inv\] a is singular: U\[1,1\]"):
         gl.linalg.inv(a)
     with pytest.raises(np.linalg.LinAlgError):  # what NumPy users already catch
         gl.linalg.inv(a)

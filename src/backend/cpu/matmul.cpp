@@ -576,9 +576,9 @@ void check_problem(const MatmulProblem& p) {
                           ", " + std::to_string(p.n) + ", " + std::to_string(p.k) + ", " +
                           std::to_string(p.batch) + ")");
   }
-  blas::to_int(p.m, "matmul", "m");
-  blas::to_int(p.n, "matmul", "n");
-  blas::to_int(p.k, "matmul", "k");
+  blas::to_int(p.m, "matmul", "m (the rows of a, with any batch folded in)");
+  blas::to_int(p.n, "matmul", "n (the columns of b, with any batch folded in)");
+  blas::to_int(p.k, "matmul", "k (the columns of a and rows of b)");
   if (t.bias) check_dtype(p.bias_type, "bias");
   if (t.bias && is_complex(p.bias_type)) throw DTypeError("[matmul] bias must be real");
   if (t.aux_out || t.grad != Act::none) {

@@ -248,7 +248,7 @@ TEST_P(BatchedSmall, NotPositiveDefiniteInfoAndError) {
       EXPECT_EQ(e.order(), 3) << where;
       EXPECT_EQ(e.batch_index(), i1) << where;
       const std::string want =
-          "[linalg.cholesky] not positive definite: leading minor of order 3 "
+          "[linalg.cholesky] a is not positive definite: leading minor of order 3 "
           "(batch index " +
           std::to_string(i1) + ")";
       EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
@@ -303,7 +303,7 @@ TEST_P(BatchedSmall, ExactlySingularInfoAndError) {
     } catch (const SingularMatrix& e) {
       EXPECT_EQ(e.index(), 4) << where;
       EXPECT_EQ(e.batch_index(), i1) << where;
-      const std::string want = "[linalg.solve] singular: U[4,4] is exactly zero (batch index " +
+      const std::string want = "[linalg.solve] a is singular: U[4,4] is exactly zero (batch index " +
                                std::to_string(i1) + ")";
       EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
     }

@@ -436,7 +436,7 @@ TEST_F(CudaLinalgMisc, InfoAndErrorsOnBothPaths) {
     } catch (const SingularMatrix& e) {
       EXPECT_EQ(e.index(), 2);
       EXPECT_EQ(e.batch_index(), 1);
-      EXPECT_NE(std::string(e.what()).find("[linalg.solve] singular: U[2,2] is exactly zero "
+      EXPECT_NE(std::string(e.what()).find("[linalg.solve] a is singular: U[2,2] is exactly zero "
                                            "(batch index 1)"),
                 std::string::npos);
     }

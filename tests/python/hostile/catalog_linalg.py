@@ -20,14 +20,20 @@ from .core import (WITH_GPU, Arg, Entry, Opt, as_np, close, dtype_check, finite_
 N = 4
 
 
+# The signs of _gen's and _spd's entries are fixed so that the bool mutation (a > 0) gives a
+# nonsingular matrix (all-ones upper triangular; the identity): of random signs it gives a random
+# 0/1 matrix, singular for some seeds, where NumPy raises too and the singular-matrix error was
+# judged by the bool dtype's value words.
 def _gen(rng: np.random.Generator, *shape: int) -> np.ndarray:
-    """Well-conditioned general square matrices."""
-    return rng.standard_normal((*shape, N, N)) + N * np.eye(N)
+    """Well-conditioned general square matrices: positive above the diagonal, negative below."""
+    g = rng.standard_normal((*shape, N, N)) + N * np.eye(N)
+    return np.where(np.tri(N, k=-1, dtype=bool), -abs(g), abs(g))
 
 
 def _spd(rng: np.random.Generator) -> np.ndarray:
+    """Symmetric positive definite (diagonally dominant) matrices."""
     g = rng.standard_normal((N, N))
-    return g @ g.T + N * np.eye(N)
+    return np.where(np.eye(N, dtype=bool), N + abs(g), -abs(g + g.T) / 4)
 
 
 def _sym(rng: np.random.Generator) -> np.ndarray:
