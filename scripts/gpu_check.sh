@@ -15,7 +15,8 @@
 # Environment: OUT, JOBS (default: all cores), GPU_CHECK_BUDGET (seconds for the whole run,
 # default 570: the device tool stops a command at 600), SANITIZER_FILTER (gtest filter for the
 # sanitizer run), BENCH_ARGS (more arguments for bench/run_all.py, e.g. --quick), CUDA_FILTER
-# (gtest filter for the CUDA tests), PYTEST_K (pytest -k expression).
+# (gtest filter for the CUDA tests), PYTEST_K (pytest -k expression), PYTEST_ARGS (more pytest
+# arguments, e.g. "-n 8 --dist loadfile" where pytest-xdist is installed), CPUBENCH_ARGS.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -303,7 +304,7 @@ stage_cpubench() {
   [[ -d $PYSITE/gpula ]] || { DETAIL="the python stage did not install gpula"; return 1; }
   local rc=0 tars base src=$BUILD/base-src bdir=$BUILD/base-build
   echo "== after: this code ($PYSITE)"
-  (cd /tmp && timeout 150 $PY "$ROOT/bench/bench_cpu_interleave.py" --json "$OUT/cpu_after.json") \
+  (cd /tmp && timeout 150 $PY "$ROOT/bench/bench_cpu_interleave.py" ${CPUBENCH_ARGS:-} --json "$OUT/cpu_after.json") \
     | tee "$BUILD/cpu_after.txt" || rc=$?
   mapfile -t tars < <(ls "$ROOT"/.deps/base-*.tar 2>/dev/null)
   if [[ ${#tars[@]} -eq 0 ]]; then
@@ -319,7 +320,7 @@ stage_cpubench() {
   ln -sf "$(find "$bdir" -name '_gpula*.so' | head -1)" "$src/python/gpula/"
   echo "== before: $base (CPU-only build)"
   (cd /tmp && PYTHONPATH=$src/python:${PYTHONPATH#"$PYSITE:"} timeout 150 $PY \
-    "$ROOT/bench/bench_cpu_interleave.py" --json "$OUT/cpu_before.json") \
+    "$ROOT/bench/bench_cpu_interleave.py" ${CPUBENCH_ARGS:-} --json "$OUT/cpu_before.json") \
     | tee "$BUILD/cpu_before.txt" || rc=$?
   DETAIL="before ($base) and after, $(nproc) cores"
   return $rc
@@ -400,7 +401,7 @@ stage_pytest() {
     return 1
   fi
   timeout "$LIMIT" $PY -m pytest "$ROOT/tests/python" -ra -p no:cacheprovider --color=no \
-    ${PYTEST_K:+-k "$PYTEST_K"} || rc=$?
+    ${PYTEST_K:+-k "$PYTEST_K"} ${PYTEST_ARGS:-} || rc=$?
   DETAIL=$(grep -E '^=+ .*(passed|failed|error|skipped|no tests ran).* in [0-9.]+s' "$OUT/pytest.log" \
            | tail -1 | sed -E 's/^=+ //; s/ =+$//')
   (( rc == 5 )) && { DETAIL="no tests collected"; return 200; }
