@@ -26,8 +26,10 @@ APT_PACKAGES += libsuitesparse-dev
 # so pip needs no network for the build itself once these are in).
 PY_PACKAGES := 'numpy>=1.24' 'scipy>=1.10' 'nanobind>=2.4' 'scikit-build-core>=0.10' \
                'pytest>=7' 'ml_dtypes>=0.4'
-# scipy-openblas32: the dense BLAS/LAPACK the C++ library links (CMakeLists.txt says why).
-PY_PACKAGES += 'scipy-openblas32>=0.3.30' nvidia-cudss-cu13
+# scipy-openblas32: the dense BLAS/LAPACK the C++ library links (CMakeLists.txt says why); from
+# 0.3.34 on it exports no OpenBLAS internals unprefixed (older ones crash SuiteSparse's OpenBLAS,
+# tests/python/test_openblas_symbols.py).
+PY_PACKAGES += 'scipy-openblas32>=0.3.34' nvidia-cudss-cu13
 # mypy: tests/python/test_typing.py (mypy --strict on a user script); torch: the tests with
 # PyTorch operands, which CI would otherwise skip. torch comes from PyPI, whose Linux wheel
 # brings CUDA libraries and triton (the CPU-only index is not reachable from every machine):

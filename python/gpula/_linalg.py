@@ -142,6 +142,8 @@ def _fallback(op: str, v: Any) -> bool:
 def _bool(op: str, name: str, v: Any) -> bool:
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
+    if isinstance(v, np.ndarray) and v.shape == () and v.dtype == np.bool_:
+        return bool(v)  # SciPy 1.18 (GPU host) returns cho_factor's lower as a 0-d array
     raise InvalidArgument(f"[linalg.{op}] {name} must be True or False, got {v!r}")
 
 

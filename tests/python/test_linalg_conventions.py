@@ -22,13 +22,27 @@ def _spd(rng, n, dtype="float64", batch=()):
     return (x @ np.swapaxes(x, -1, -2).conj() + n * np.eye(n)).astype(dtype)
 
 
+def _identity_piv_like(a):
+    """Pivots 0..n-1 in a's package and on its device (lu_solve takes lu and piv on one device)."""
+    piv = np.arange(a.shape[-1], dtype=np.int32)
+    package = type(a).__module__.split(".")[0]
+    if package == "cupy":
+        import cupy
+
+        return cupy.asarray(piv)
+    if package == "torch":
+        import torch
+
+        return torch.as_tensor(piv, device=a.device)
+    return piv
+
+
 # Every dense function, called on a square a (and a 1-D b where it takes one).
 CALLS = {
     "cholesky": lambda a, b, **kw: gl.linalg.cholesky(a, **kw),
     "cho_solve": lambda a, b, **kw: gl.linalg.cho_solve((a, True), b, **kw),
     "lu_factor": lambda a, b, **kw: gl.linalg.lu_factor(a, **kw),
-    "lu_solve": lambda a, b, **kw: gl.linalg.lu_solve((a, np.arange(a.shape[-1], dtype=np.int32)),
-                                                      b, **kw),
+    "lu_solve": lambda a, b, **kw: gl.linalg.lu_solve((a, _identity_piv_like(a)), b, **kw),
     "solve": lambda a, b, **kw: gl.linalg.solve(a, b, **kw),
     "inv": lambda a, b, **kw: gl.linalg.inv(a, **kw),
     "det": lambda a, b, **kw: gl.linalg.det(a, **kw),

@@ -281,6 +281,17 @@ def test_spsolve_names_itself_in_errors():
         gl.sparse.spsolve(padded([[1.0, 2.0], [2.0, 1.0]]), np.ones(62), assume_a="pos")
 
 
+def _planned_gpu_solver(a, b, options=None):
+    """A planned GPU DirectSolver; skips where gpula was built without cuDSS (optional,
+    CMakeLists.txt), which the constructor or plan() reports as NotCompiled."""
+    try:
+        s = gl.sparse.DirectSolver(a, b, options)
+        s.plan()
+    except gl.NotCompiled as e:
+        pytest.skip(str(e))
+    return s
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
 def test_cupy_matches_scipy(dtype):
@@ -289,11 +300,7 @@ def test_cupy_matches_scipy(dtype):
 
     a = _random(300, dtype, 10)
     b = np.random.default_rng(11).standard_normal((300, 2)).astype(dtype)
-    with gl.sparse.DirectSolver(csp.csr_matrix(a), cupy.asarray(b)) as s:
-        try:
-            s.plan()
-        except gl.NotCompiled as e:  # cuDSS is optional (CMakeLists.txt): a build without it
-            pytest.skip(str(e))
+    with _planned_gpu_solver(csp.csr_matrix(a), cupy.asarray(b)) as s:
         s.factorize()
         x = s.solve()
         assert isinstance(x, cupy.ndarray)
@@ -490,11 +497,7 @@ def _gpu_solve(a, b, options):
     cupy = pytest.importorskip("cupy")
     import cupyx.scipy.sparse as csp
 
-    with gl.sparse.DirectSolver(csp.csr_matrix(a), cupy.asarray(b), options) as s:
-        try:
-            s.plan()
-        except gl.NotCompiled as e:
-            pytest.skip(str(e))
+    with _planned_gpu_solver(csp.csr_matrix(a), cupy.asarray(b), options) as s:
         s.factorize()
         x = cupy.asnumpy(s.solve())
         used = s.ordering
