@@ -412,20 +412,26 @@ def _arrays_of(package: str, op: str, **arrays: Any) -> str:
     return device or "cpu"
 
 
+def _triplet(op: str, data: Any, **index_arrays: Any) -> tuple[str, str, Any]:
+    """(package, device, values) of a (data, index arrays) triplet of one package and device,
+    every array 1-D; the values with a supported dtype. Shared by the CSR and COO builders."""
+    try:
+        package = _package(data)
+    except DTypeError as e:
+        raise DTypeError(f"[{op}] data: {e}") from None
+    device = _arrays_of(package, op, data=data, **index_arrays)
+    for name, a in (("data", data), *index_arrays.items()):
+        if a.ndim != 1:
+            raise InvalidArgument(f"[{op}] {name} must be 1-D, got shape {tuple(a.shape)}")
+    return package, device, _values(data, package, op)
+
+
 def _from_csr(data: Any, indices: Any, indptr: Any, shape: Any, op: str) -> csr_matrix:
     """The csr_matrix of CSR arrays of one package: validated and canonicalized in C++."""
     if shape is None:
         raise InvalidArgument(f"[{op}] shape= is required with (data, indices, indptr)")
     rows, cols = _shape(shape, op)
-    try:
-        package = _package(data)
-    except DTypeError as e:
-        raise DTypeError(f"[{op}] data: {e}") from None
-    device = _arrays_of(package, op, data=data, indices=indices, indptr=indptr)
-    for name, a in (("data", data), ("indices", indices), ("indptr", indptr)):
-        if a.ndim != 1:
-            raise InvalidArgument(f"[{op}] {name} must be 1-D, got shape {tuple(a.shape)}")
-    data = _values(data, package, op)
+    package, device, data = _triplet(op, data, indices=indices, indptr=indptr)
     indices = _index(indices, package, "indices", op)
     indptr = _index(indptr, package, "indptr", op)
     if _dtype_name(indices) != _dtype_name(indptr):
@@ -437,15 +443,7 @@ def _from_csr(data: Any, indices: Any, indptr: Any, shape: Any, op: str) -> csr_
 
 def _from_coo(row: Any, col: Any, data: Any, shape: Any, op: str) -> csr_matrix:
     """The csr_matrix of coordinates (duplicates summed), in C++ (one copy)."""
-    try:
-        package = _package(data)
-    except DTypeError as e:
-        raise DTypeError(f"[{op}] data: {e}") from None
-    device = _arrays_of(package, op, data=data, row=row, col=col)
-    for name, a in (("data", data), ("row", row), ("col", col)):
-        if a.ndim != 1:
-            raise InvalidArgument(f"[{op}] {name} must be 1-D, got shape {tuple(a.shape)}")
-    data = _values(data, package, op)
+    package, device, data = _triplet(op, data, row=row, col=col)
     row = _index(row, package, "row", op)
     col = _index(col, package, "col", op)
     if shape is None:  # scipy's rule: one past the largest index
