@@ -15,6 +15,9 @@ LinalgExec::LinalgExec(const char* op, const char* arg, Device data,
     : op_(op), arg_(arg), data_(data), caller_(caller), options_(&options) {
   exec_ = force.value_or(options.device.value_or(data));
   if (exec_.is_cuda() && !cuda::compiled()) throw NotCompiled(op, "device", "cuda");
+  if (exec_.is_cuda() && exec_.index >= cuda::device_count())
+    throw_error<NotSupported>(op, "device: no CUDA device ", to_string(exec_), " (",
+                              cuda::device_count(), " visible)");
   if (exec_.is_cuda() && data_.is_cuda() && exec_ != data_)
     throw_error<NotSupported>(op, "data on ", to_string(data_), " cannot run on ",
                               to_string(exec_));
