@@ -1,11 +1,11 @@
 // libFuzzer target for the sparse validator: CSR / COO / CSC construction, check_csr +
 // validate_csr on views, with_values, on CPU memory. The decoding and the oracle live in
-// sparse_fuzz_input.h (shared with tests/cpp/test_sparse_fuzz_corpus.cpp, which replays
+// sparse_fuzz_input.h (shared with tests/cpp/sparse/fuzz_corpus_test.cpp, which replays
 // fuzz/corpus in every ctest run). Build and run: `make fuzz` (see fuzz/README.md).
 #include <cstdio>
 #include <cstdlib>
 
-#include "sparse_fuzz_input.h"
+#include "fuzz/sparse_fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bad = gpula_fuzz::run_sparse_case(data, size);

@@ -2,7 +2,7 @@
 // The sparse validator's fuzz case: decodes bytes into a CSR / COO / CSC construction (or a direct
 // check_csr + validate_csr on a view, or with_values) on CPU memory, runs it, and checks the
 // outcome against an independent oracle. Shared by the libFuzzer target
-// (fuzz/fuzz_sparse_validate.cpp) and the corpus replay test (tests/cpp/test_sparse_fuzz_corpus.cpp).
+// (fuzz/fuzz_sparse_validate.cpp) and the corpus replay test (tests/cpp/sparse/fuzz_corpus_test.cpp).
 //
 // run_sparse_case(data, size) returns "" when the library behaved as documented, else a
 // description of the violation:

@@ -193,7 +193,7 @@ extern "C" int gpula_nd(long n, const int* indptr, const int* indices, int level
 
 
 def gpula_nd(a, levels):
-    """gpula's level-set nested dissection (src/sparse_ordering.cpp), compiled here."""
+    """gpula's level-set nested dissection (src/sparse/ordering.cpp), compiled here."""
     import subprocess
     import tempfile
 

@@ -1,6 +1,6 @@
 #pragma once
 // What the core asks of the CUDA backend. Defined in backend/cuda/ when built with CUDA,
-// otherwise in backend/no_cuda/stubs.cpp (queries answer "none", actions throw NotCompiled).
+// otherwise in backend/no_cuda/core.cpp (queries answer "none", actions throw NotCompiled).
 #include <gpula/tensor.h>
 
 #include <cstddef>

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "distributed_mg.h"
+#include "distributed/mg_backend.h"
 
 namespace gpula::detail::cuda {
 

@@ -1,10 +1,18 @@
-// Built when gpula has no CUDA backend: the linalg backend is not there.
+// Built when gpula has no CUDA backend: every linalg backend entry throws NotCompiled("cuda").
 #include <gpula/error.h>
 
-#include "linalg_problem.h"
+#include "linalg/eig_backend.h"
+#include "linalg/eigh_backend.h"
+#include "linalg/qr_backend.h"
+#include "linalg/solve_backend.h"
+#include "linalg/svd_backend.h"
 
 namespace gpula::detail::cuda {
 
 const LinalgBackend& linalg_backend() { throw NotCompiled("cuda"); }
+const EigBackend& eig_backend() { throw NotCompiled("cuda"); }
+const EighBackend& eigh_backend() { throw NotCompiled("cuda"); }
+const QrBackend& qr_backend() { throw NotCompiled("cuda"); }
+const SvdBackend& svd_backend() { throw NotCompiled("cuda"); }
 
 }  // namespace gpula::detail::cuda

@@ -1,9 +1,9 @@
 // Small kernels of the device-resident BiCGSTAB, GMRES and MINRES loops: one thread for each
 // scalar recurrence, grid-stride loops for the vector updates. Each mirrors a step of the CPU
-// loop in backend/cpu/sparse_iterative.cpp (same formulas, same order, same breakdown tests).
+// loop in backend/cpu/sparse/iterative.cpp (same formulas, same order, same breakdown tests).
 #include <cmath>
 
-#include "krylov.h"
+#include "backend/cuda/kernels/krylov.h"
 
 namespace gpula::detail::cuda {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Launchers of the small kernels of the device-resident BiCGSTAB, GMRES and MINRES loops
-// (kernels/krylov.cu, driven by backend/cuda/sparse_krylov.cpp). Scalars live in device arrays
+// (kernels/krylov.cu, driven by backend/cuda/sparse/krylov.cpp). Scalars live in device arrays
 // at the indices below; the host never reads them inside the loop. Every kernel is a no-op once
 // status[kState] is nonzero, except bicgstab_finish_s (gated on the number of the iteration that
 // converged on s, which sets the state), so the host may test the status only now and then.

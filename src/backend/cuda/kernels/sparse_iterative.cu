@@ -3,7 +3,7 @@
 // the IC(0) factor.
 #include <cmath>
 
-#include "sparse_iterative.h"
+#include "backend/cuda/kernels/sparse_iterative.h"
 
 namespace gpula::detail::cuda {
 

@@ -1,7 +1,7 @@
 #include <cfloat>
 #include <cmath>
 
-#include "backend/cuda/check.h"
+#include "backend/cuda/base/check.h"
 #include "backend/cuda/kernels/svd_jacobi_batched.h"
 
 namespace gpula::detail::cuda {

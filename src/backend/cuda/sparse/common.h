@@ -1,0 +1,107 @@
+#pragma once
+// Shared by the cuSPARSE product backends (SpMM, SDDMM, SpGEMM): dtype and op mapping, alpha /
+// beta in A's dtype, CSR descriptors over gpula views.
+#include <cusparse.h>
+
+#include <gpula/sparse.h>
+
+#include <complex>
+#include <cstring>
+
+#include "backend/cuda/base/check.h"
+
+namespace gpula::sparse::detail::cusp {
+
+inline cudaDataType value_type(DType t) {
+  switch (t) {
+    case DType::f32:
+      return CUDA_R_32F;
+    case DType::f64:
+      return CUDA_R_64F;
+    case DType::c64:
+      return CUDA_C_32F;
+    default:
+      return CUDA_C_64F;
+  }
+}
+
+inline cusparseIndexType_t index_type(DType t) {
+  return t == DType::i32 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
+}
+
+inline bool is_real(DType t) { return t == DType::f32 || t == DType::f64; }
+
+// For real values A^H is A^T (cuSPARSE rejects CONJUGATE_TRANSPOSE on real types).
+inline cusparseOperation_t operation(Op op, DType t) {
+  switch (op) {
+    case Op::none:
+      return CUSPARSE_OPERATION_NON_TRANSPOSE;
+    case Op::transpose:
+      return CUSPARSE_OPERATION_TRANSPOSE;
+    default:
+      return is_real(t) ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_CONJUGATE_TRANSPOSE;
+  }
+}
+
+// alpha / beta in A's dtype, 16 bytes of storage (host pointer mode).
+struct Scalar {
+  alignas(16) unsigned char bytes[16] = {};
+  Scalar(double v, DType t) {
+    switch (t) {
+      case DType::f32: {
+        const float f = static_cast<float>(v);
+        std::memcpy(bytes, &f, sizeof f);
+        break;
+      }
+      case DType::f64:
+        std::memcpy(bytes, &v, sizeof v);
+        break;
+      case DType::c64: {
+        const std::complex<float> c(static_cast<float>(v));
+        std::memcpy(bytes, &c, sizeof c);
+        break;
+      }
+      default: {
+        const std::complex<double> c(v);
+        std::memcpy(bytes, &c, sizeof c);
+        break;
+      }
+    }
+  }
+};
+
+// A CSR descriptor over a view's arrays (destroyed with the owner).
+struct SpMat {
+  cusparseSpMatDescr_t d = nullptr;
+  SpMat() = default;
+  SpMat(const CsrView& a, const char* op) {
+    const cusparseIndexType_t it = index_type(a.index_dtype());
+    GPULA_CHECK(op, cusparseCreateCsr(&d, a.rows, a.cols, a.nnz(), a.indptr.data, a.indices.data,
+                                      a.values.data, it, it, CUSPARSE_INDEX_BASE_ZERO,
+                                      value_type(a.dtype())));
+  }
+  SpMat(const SpMat&) = delete;
+  SpMat& operator=(const SpMat&) = delete;
+  ~SpMat() {
+    if (d) GPULA_CHECK_NOTHROW(cusparseDestroySpMat(d));
+  }
+};
+
+// A row-major dense-matrix descriptor (destroyed with the owner).
+struct DnMat {
+  cusparseDnMatDescr_t d = nullptr;
+  DnMat() = default;
+  DnMat(const DnMat&) = delete;
+  DnMat& operator=(const DnMat&) = delete;
+  void reset(int64_t rows, int64_t cols, int64_t ld, void* data, DType t, const char* op) {
+    if (d) GPULA_CHECK_NOTHROW(cusparseDestroyDnMat(d));
+    d = nullptr;
+    GPULA_CHECK(op, cusparseCreateDnMat(&d, rows, cols, ld, data, value_type(t),
+                                        CUSPARSE_ORDER_ROW));
+  }
+  ~DnMat() {
+    if (d) GPULA_CHECK_NOTHROW(cusparseDestroyDnMat(d));
+  }
+};
+
+}  // namespace gpula::sparse::detail::cusp

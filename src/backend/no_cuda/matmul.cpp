@@ -1,0 +1,13 @@
+// Built when gpula has no CUDA backend: a cuBLASLt plan cannot be made.
+#include <gpula/error.h>
+
+#include "matmul/matmul_backend.h"
+
+namespace gpula::detail::cuda {
+
+std::unique_ptr<MatmulBackendPlan> make_matmul_plan(const MatmulProblem&, const PlanPreferences&,
+                                                    int64_t, const LogSink&) {
+  throw NotCompiled("cuda");
+}
+
+}  // namespace gpula::detail::cuda
