@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "support/qr.h"
+#include "support/error.h"
 
 namespace {
 
@@ -30,14 +31,7 @@ HostTensor random(const Shape& shape, DType t, Layout layout, uint64_t seed) {
   return h;
 }
 
-std::string msg_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_support::msg_of;
 
 const la::QrMode kModes[] = {la::QrMode::reduced, la::QrMode::complete, la::QrMode::r};
 

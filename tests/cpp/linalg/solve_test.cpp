@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "support/linalg.h"
+#include "support/error.h"
 
 namespace {
 
@@ -46,14 +47,7 @@ HostTensor random_b(const Shape& shape, DType t, Layout layout, uint64_t seed) {
   return h;
 }
 
-std::string msg_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_support::msg_of;
 
 // ---- hand-checked cases ----------------------------------------------------------------------
 

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "support/svd.h"
+#include "support/error.h"
 
 namespace {
 
@@ -27,14 +28,7 @@ using linalg_test::Snapshot;
 using linalg_test::with;
 namespace la = gpula::linalg;
 
-std::string msg_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_support::msg_of;
 
 double tol(DType t, int64_t n) {
   return 30.0 * static_cast<double>(std::max<int64_t>(n, 4)) * eps_of(t);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "support/error.h"
+
 namespace {
 
 using namespace gpula;
@@ -340,14 +342,7 @@ TEST(SparseIterative, LinearOperatorAndCustomPreconditioner) {
   EXPECT_THROW(sp::cg(op, vec(b), vec(x), o), InvalidArgument);
 }
 
-std::string msg_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_support::msg_of;
 
 TEST(SparseIterative, Errors) {
   auto m = poisson2d<double>(4);
