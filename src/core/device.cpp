@@ -1,6 +1,6 @@
 #include <gpula/device.h>
 
-#include "backend/cpu/base/blas_info.h"
+#include "backend/cpu_api.h"
 #include "backend/cuda_api.h"
 
 namespace gpula {

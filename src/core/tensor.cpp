@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "backend/cpu/base/copy.h"
+#include "backend/cpu_api.h"
 #include "backend/cuda_api.h"
 #include "core/format.h"
 

@@ -3,8 +3,7 @@
 #include <complex>
 #include <cstring>
 
-#include "backend/cpu/base/blas_info.h"
-#include "backend/cpu/base/copy.h"
+#include "backend/cpu_api.h"
 #include "backend/cuda_api.h"
 
 namespace gpula::detail {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "backend/cpu/base/copy.h"
+#include "backend/cpu_api.h"
 #include "backend/cuda_api.h"
 #include "core/format.h"
 #include "matmul/impl.h"

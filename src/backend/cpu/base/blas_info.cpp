@@ -1,4 +1,4 @@
-#include "backend/cpu/base/blas_info.h"
+#include "backend/cpu_api.h"
 
 #include <cblas.h>  // scipy-openblas32's: scipy_openblas_get_config, ...
 #include <gpula/log.h>

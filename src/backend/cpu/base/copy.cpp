@@ -1,4 +1,4 @@
-#include "backend/cpu/base/copy.h"
+#include "backend/cpu_api.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -25,7 +25,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/cpu/base/blas_info.h"
+#include "backend/cpu_api.h"
 #include "backend/cpu/base/system_openblas.h"
 #include "core/format.h"
 #include "sparse/direct_backend.h"

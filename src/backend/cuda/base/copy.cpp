@@ -2,7 +2,7 @@
 // packed buffers.
 #include <cstring>
 
-#include "backend/cpu/base/copy.h"
+#include "backend/cpu_api.h"
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/kernels/strided_copy.h"
 #include "backend/cuda_api.h"

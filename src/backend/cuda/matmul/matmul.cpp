@@ -12,6 +12,7 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
+#include "backend/cuda/base/types.h"
 #include "core/format.h"
 #include "matmul/matmul_backend.h"
 
@@ -20,20 +21,6 @@ namespace {
 
 constexpr const char* kOp = "matmul";
 constexpr int64_t kDefaultWorkspace = 32ll << 20;  // what cuBLASLt recommends on Hopper
-
-cudaDataType_t cuda_type(DType t) {
-  switch (t) {
-    case DType::f16: return CUDA_R_16F;
-    case DType::bf16: return CUDA_R_16BF;
-    case DType::f32: return CUDA_R_32F;
-    case DType::f64: return CUDA_R_64F;
-    case DType::c64: return CUDA_C_32F;
-    case DType::c128: return CUDA_C_64F;
-    case DType::f8_e4m3: return CUDA_R_8F_E4M3;
-    case DType::f8_e5m2: return CUDA_R_8F_E5M2;
-    default: throw_error<DTypeError>(kOp, "no cuBLASLt type for ", name(t));
-  }
-}
 
 cublasComputeType_t compute_type(ComputeType c) {
   switch (c) {
@@ -160,7 +147,7 @@ class CublasLtPlan final : public MatmulBackendPlan {
     Context& ctx = context(device_);
     handle_ = ctx.cublaslt();
     const cublasComputeType_t ct = compute_type(p.compute);
-    const cudaDataType_t scale_t = cuda_type(p.scale_type);
+    const cudaDataType_t scale_t = data_type(p.scale_type, kOp);
     GPULA_CHECK(kOp, cublasLtMatmulDescCreate(&desc_, ct, scale_t));
 
     // cuBLAS "A" = our B, cuBLAS "B" = our A (see the file comment).
@@ -171,14 +158,14 @@ class CublasLtPlan final : public MatmulBackendPlan {
     const int64_t batch = p.batch;
     // Stored shapes in cuBLAS's column-major terms.
     a_ = op_a == CUBLAS_OP_N
-             ? LayoutHandle(cuda_type(p.b.dtype), p.n, p.k, p.b.ld, batch, p.b.batch_stride)
-             : LayoutHandle(cuda_type(p.b.dtype), p.k, p.n, p.b.ld, batch, p.b.batch_stride);
+             ? LayoutHandle(data_type(p.b.dtype, kOp), p.n, p.k, p.b.ld, batch, p.b.batch_stride)
+             : LayoutHandle(data_type(p.b.dtype, kOp), p.k, p.n, p.b.ld, batch, p.b.batch_stride);
     b_ = op_b == CUBLAS_OP_N
-             ? LayoutHandle(cuda_type(p.a.dtype), p.k, p.m, p.a.ld, batch, p.a.batch_stride)
-             : LayoutHandle(cuda_type(p.a.dtype), p.m, p.k, p.a.ld, batch, p.a.batch_stride);
-    d_ = LayoutHandle(cuda_type(p.d.dtype), p.n, p.m, p.d.ld, batch, p.d.batch_stride);
+             ? LayoutHandle(data_type(p.a.dtype, kOp), p.k, p.m, p.a.ld, batch, p.a.batch_stride)
+             : LayoutHandle(data_type(p.a.dtype, kOp), p.m, p.k, p.a.ld, batch, p.a.batch_stride);
+    d_ = LayoutHandle(data_type(p.d.dtype, kOp), p.n, p.m, p.d.ld, batch, p.d.batch_stride);
     if (p.has_c) {
-      c_ = LayoutHandle(cuda_type(p.c.dtype), p.n, p.m, p.c.ld, batch, p.c.batch_stride);
+      c_ = LayoutHandle(data_type(p.c.dtype, kOp), p.n, p.m, p.c.ld, batch, p.c.batch_stride);
     } else if (is_float8(p.d.dtype)) {
       // fp8 D needs a 16-bit C type even when C is not read.
       c_ = LayoutHandle(CUDA_R_16BF, p.n, p.m, p.d.ld, batch, p.d.batch_stride);
@@ -189,7 +176,7 @@ class CublasLtPlan final : public MatmulBackendPlan {
     // Heuristics read pointer values for alignment: give aligned placeholders now.
     const void* placeholder = reinterpret_cast<const void*>(uintptr_t{256});
     if (epilog_has_bias_input(e) || epilog_writes_bgrad(e)) {
-      set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(p.bias_type));
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, data_type(p.bias_type, kOp));
       set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, placeholder);
       const int64_t bias_stride = epilog_writes_bgrad(e) ? p.bgrad_len : 0;
       if (batch > 1) set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, bias_stride);
@@ -199,7 +186,7 @@ class CublasLtPlan final : public MatmulBackendPlan {
       set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, p.aux_ld);
       if (batch > 1) set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, p.m * p.aux_ld);
       if (!epilog_is_relu_family(e))
-        set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, cuda_type(p.aux_type));
+        set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, data_type(p.aux_type, kOp));
     }
     if (p.fp8) {
       // Device scalars, each on its own 256-byte line (cuBLASLt checks their alignment).

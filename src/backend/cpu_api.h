@@ -1,12 +1,18 @@
 #pragma once
-// What the two OpenBLAS libraries in a gpula process run on this machine: their version, the
-// kernel set ("core") each picked and their thread count, and a warning when one fell back to
-// generic kernels on a CPU it did not recognize. Dense BLAS/LAPACK is scipy-openblas32 (symbols
-// prefixed scipy_); SuiteSparse (the CPU sparse direct solver) calls the system's OpenBLAS.
+// What the fronts ask of the CPU backend beyond each area's contract (beside cuda_api.h): strided
+// host copies, and what the two OpenBLAS libraries in a gpula process run on this machine (dense
+// BLAS/LAPACK is scipy-openblas32, symbols prefixed scipy_; SuiteSparse calls the system's
+// OpenBLAS). Defined in backend/cpu/base/.
+#include <gpula/tensor.h>
+
 #include <optional>
 #include <string>
 
 namespace gpula::detail::cpu {
+
+// Strided host copy; src may broadcast (stride 0). Same shape and dtype.
+void copy(const TensorView& src, const TensorView& dst);
+void fill_zero(const TensorView& dst);
 
 // "OpenBLAS 0.3.34 (core SapphireRapids, 16 threads); SuiteSparse: OpenBLAS 0.3.21 (core
 // SkylakeX, 16 threads)".
