@@ -66,8 +66,7 @@ def as_array(x: Any, op: str, arg: str) -> Any:
     try:
         if int(x.__dlpack_device__()[0]) in (1, 3):  # CPU, CUDA host memory
             return np.from_dlpack(x)
-        gpu = pkg._gpu(op)  # type: ignore[attr-defined]
-        return (gpu.torch if gpu.name == "torch" else gpu.cupy).from_dlpack(x)
+        return pkg.gpu(op).from_dlpack(x)  # type: ignore[attr-defined]
     except NotSupported:
         raise
     except (BufferError, TypeError, ValueError, RuntimeError) as e:
