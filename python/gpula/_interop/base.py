@@ -148,6 +148,10 @@ class Package:
         """x without autograd history (torch); x itself elsewhere."""
         return x
 
+    def copy(self, x: Any) -> Any:
+        """A new array with x's values, on x's device."""
+        return x.copy()
+
     def contiguous(self, x: Any) -> Any:
         """x as a C-contiguous array (x itself where it is one)."""
         raise NotImplementedError

@@ -100,6 +100,9 @@ class TorchPackage(Package):
     def detach(self, x):
         return x.detach()
 
+    def copy(self, x):
+        return x.clone()
+
     def contiguous(self, x):
         return x.contiguous()
 
