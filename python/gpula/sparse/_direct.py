@@ -18,7 +18,7 @@ import numpy as np
 from .. import _gpula
 from .._interop import package_named
 from .._log import logger, sync_level
-from .._linalg_operands import all_finite
+from ..linalg._operands import all_finite
 from ..errors import DTypeError, Error, InvalidArgument
 from ._matrix import (
     _cast,

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _interop
-from ._gpula import DTypeError, InvalidArgument, NotSupported
+from .. import _interop
+from .._gpula import DTypeError, InvalidArgument, NotSupported
 
 INTEGER = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 # dtype name -> (complex, double precision) of the type it is computed in.

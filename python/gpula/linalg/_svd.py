@@ -1,9 +1,9 @@
-"""gpula.linalg.svd / svdvals: singular value decomposition (see gpula._linalg for the common
+"""gpula.linalg.svd / svdvals: singular value decomposition (see gpula.linalg._solve for the common
 conventions and keyword arguments).
 
 CPU: LAPACK ?gesdd for every method but "gram". GPU (cuSOLVER): ``method`` picks the routine
 (see :func:`svd` for what "auto" takes). ``k=`` computes only the k largest
-singular triplets through gpula._linalg_topk.svd_topk (randomized).
+singular triplets through gpula.linalg._topk.svd_topk (randomized).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _gpula
-from ._gpula import InvalidArgument
-from ._linalg import SVDResult, _bool, _Call, _operands, _with_info
-from ._linalg_svd_gram import svd_gram, wants_gram
+from .. import _gpula
+from .._gpula import InvalidArgument
+from ._solve import SVDResult, _bool, _Call, _operands, _with_info
+from ._svd_gram import svd_gram, wants_gram
 
 _METHODS = ("auto", "gesvd", "gesvdj", "gesvdp", "gesvda", "jacobi_batched", "gram")
 
@@ -40,7 +40,7 @@ def _topk(
     fallback: Any,
     stream: Any,
 ) -> Any:
-    from ._linalg_topk import svd_topk
+    from ._topk import svd_topk
 
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InvalidArgument(f"[linalg.svd] k must be a positive int or None, got {k!r}")
@@ -108,7 +108,7 @@ def svd(
     shared memory: real batches up to about 128 x 128 float32 / 90 x 90 float64; gl.NotSupported
     otherwise), "gram" (float32 / complex64 on any device: float64 eigh of a^H a, accepted only
     where its accuracy matches the float32 reference, else rerun as "gesvd"; see
-    gpula._linalg_svd_gram). On a GPU, "auto"
+    gpula.linalg._svd_gram). On a GPU, "auto"
     is "gram" for float32/complex64 matrices with min(m, n) >= 1024 (economy or square; not
     with check_info=False, device, fallback or stream) and gesvd for other single matrices of
     that size.
@@ -117,7 +117,7 @@ def svd(
     Inf input gives NaN results (or that LinAlgError), never a crash.
 
     With ``k`` (an int, 1 <= k <= K): only the k largest singular triplets, ``u (..., m, k)``,
-    ``s (..., k)``, ``vh (..., k, n)``, through gpula._linalg_topk.svd_topk (randomized range
+    ``s (..., k)``, ``vh (..., k, n)``, through gpula.linalg._topk.svd_topk (randomized range
     finder with power iterations); it takes neither full_matrices=True, a method other than
     "auto", check_info=False, nor device/fallback.
 
@@ -148,7 +148,7 @@ def svd(
 
 def _gram(op: str, a: Any, full: bool, method: str, check_info: Any, device: Any, fallback: Any,
           stream: Any) -> bool:
-    """Whether this call runs gpula._linalg_svd_gram: method="gram", or "auto" on a large
+    """Whether this call runs gpula.linalg._svd_gram: method="gram", or "auto" on a large
     single-precision GPU matrix (without check_info=False, device, fallback or stream)."""
     plain = _bool(op, "check_info", check_info) and device is None and fallback is None
     plain = plain and stream is None

@@ -1,4 +1,4 @@
-"""gpula.linalg.qr and gpula.linalg.lstsq (see gpula._linalg for the common conventions)."""
+"""gpula.linalg.qr and gpula.linalg.lstsq (see gpula.linalg._solve for the common conventions)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _gpula, _interop
-from . import _linalg_operands as _ops
-from ._gpula import InvalidArgument
-from ._linalg import LstsqResult, QRResult, _Call, _operands
+from .. import _gpula, _interop
+from . import _operands as _ops
+from .._gpula import InvalidArgument
+from ._solve import LstsqResult, QRResult, _Call, _operands
 
 # NumPy's modes, and SciPy's names for the first two.
 _MODES = {"reduced": "reduced", "complete": "complete", "r": "r", "economic": "reduced",

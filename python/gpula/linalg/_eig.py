@@ -1,12 +1,12 @@
-"""gpula.linalg.eig / eigvals: general (non-symmetric) eigendecomposition (see gpula._linalg
+"""gpula.linalg.eig / eigvals: general (non-symmetric) eigendecomposition (see gpula.linalg._solve
 for the common conventions and keyword arguments)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import _gpula
-from ._linalg import EigResult, _Call, _operands, _with_info
+from .. import _gpula
+from ._solve import EigResult, _Call, _operands, _with_info
 
 
 def eig(

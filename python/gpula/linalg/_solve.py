@@ -47,9 +47,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _gpula, _interop, _log
-from . import _linalg_operands as _ops
-from ._gpula import DTypeError, InvalidArgument
+from .. import _gpula, _interop, _log
+from . import _operands as _ops
+from .._gpula import DTypeError, InvalidArgument
 
 _sync_log = _log.sync_level
 
@@ -117,7 +117,7 @@ class LUFactorResult(NamedTuple):
 
 
 def _operands(op: str, check_finite: Any, **named: Any) -> list[Any]:
-    """_linalg_operands.operands for linalg.<op>."""
+    """_operands.operands for linalg.<op>."""
     return _ops.operands(f"linalg.{op}", check_finite, **named)
 
 

@@ -1,4 +1,4 @@
-"""gpula.linalg.eigh / eigvalsh: symmetric/Hermitian eigendecomposition (see gpula._linalg for
+"""gpula.linalg.eigh / eigvalsh: symmetric/Hermitian eigendecomposition (see gpula.linalg._solve for
 the common conventions and keyword arguments)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _gpula
-from ._gpula import InvalidArgument
-from ._linalg import EighResult, _bool, _Call, _operands, _with_info
+from .. import _gpula
+from .._gpula import InvalidArgument
+from ._solve import EighResult, _bool, _Call, _operands, _with_info
 
 _WHICH = ("largest", "smallest")
 
@@ -41,7 +41,7 @@ def eigh(
     crash.
 
     With ``k`` (an int): only the k largest (``which="largest"``) or smallest eigenpairs,
-    ascending, through gpula._linalg_topk.eigh_topk; ``k=None`` is the full spectrum.
+    ascending, through gpula.linalg._topk.eigh_topk; ``k=None`` is the full spectrum.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -67,7 +67,7 @@ def _eigh(op: str, a: Any, lower: Any, eigvals_only: Any, k: Any, which: Any, ch
         raise InvalidArgument(f"[linalg.{op}] k must be a positive int or None, got {k!r}")
     (a,) = _operands(op, check_finite, a=a)
     if k is not None:
-        from ._linalg_topk import eigh_topk
+        from ._topk import eigh_topk
 
         r = eigh_topk(a, k=int(k), which=which, lower=lower, eigvals_only=only, stream=stream)
         return r if only else EighResult(*r)

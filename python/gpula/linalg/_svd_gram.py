@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from ._gpula import InvalidArgument
-from ._interop import is_gpu_array
-from ._linalg_operands import astype
+from .._gpula import InvalidArgument
+from .._interop import is_gpu_array
+from ._operands import astype
 
 _log = logging.getLogger("gpula")
 
@@ -62,7 +62,7 @@ def wants_gram(a: Any, full: bool) -> bool:
 def svd_gram(a: Any, full: bool, compute_uv: bool, fallback: Any) -> Any:
     """(u, s, vh) or s of float32/complex64 a; `fallback(a)` computes the result another way
     when the accuracy test fails (see the module docstring)."""
-    from ._linalg_topk import _adj, _contig
+    from ._topk import _adj, _contig
 
     m, n = int(a.shape[-2]), int(a.shape[-1])
     if full and m != n:
@@ -80,8 +80,8 @@ def svd_gram(a: Any, full: bool, compute_uv: bool, fallback: Any) -> Any:
 
 def _tall(a: Any, compute_uv: bool) -> Any:
     """svd_gram of tall a, or None when the accuracy test fails."""
-    from ._linalg_eigh import eigh, eigvalsh
-    from ._linalg_topk import _adj, _contig, _like, _mm, _to_host
+    from ._eigh import eigh, eigvalsh
+    from ._topk import _adj, _contig, _like, _mm, _to_host
 
     n = int(a.shape[-1])
     single = np.dtype(str(a.dtype).replace("torch.", ""))
@@ -126,7 +126,7 @@ def _tall(a: Any, compute_uv: bool) -> Any:
 
 def _orthogonality(u: Any) -> np.ndarray:
     """||u^H u - I||_F per matrix, on the host (float64 u on any package and device)."""
-    from ._linalg_topk import _adj, _contig, _mm, _to_host
+    from ._topk import _adj, _contig, _mm, _to_host
 
     p = _mm(_contig(_adj(u)), u)
     d = p.diagonal(0, -2, -1)  # the same call on NumPy, CuPy and torch

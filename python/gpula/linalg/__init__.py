@@ -1,4 +1,4 @@
-"""gpula.linalg: dense decompositions and solvers; see gpula._linalg for the conventions.
+"""gpula.linalg: dense decompositions and solvers; see gpula.linalg._solve for the conventions.
 
 Example:
     >>> import numpy as np, gpula as gl
@@ -6,7 +6,7 @@ Example:
     array([1. , 0.5])
 """
 
-from ._linalg import (
+from ._solve import (
     EighResult,
     EigResult,
     LstsqResult,
@@ -23,10 +23,10 @@ from ._linalg import (
     slogdet,
     solve,
 )
-from ._linalg_eig import eig, eigvals
-from ._linalg_eigh import eigh, eigvalsh
-from ._linalg_qr import lstsq, qr
-from ._linalg_svd import svd, svdvals
+from ._eig import eig, eigvals
+from ._eigh import eigh, eigvalsh
+from ._qr import lstsq, qr
+from ._svd import svd, svdvals
 
 __all__ = ["cholesky", "cho_solve", "lu_factor", "lu_solve", "solve", "inv", "det", "slogdet"]
 __all__ += ["eigh", "eigvalsh"]

@@ -33,9 +33,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._gpula import DTypeError, InvalidArgument, OutOfMemory
-from ._linalg_operands import astype
-from ._linalg_operands import to_host as _to_host
+from .._gpula import DTypeError, InvalidArgument, OutOfMemory
+from ._operands import astype
+from ._operands import to_host as _to_host
 
 _log = logging.getLogger("gpula")
 
@@ -44,7 +44,7 @@ _EIGH_METHODS = ("auto", "subspace", "full")
 
 
 def _mm(a: Any, b: Any) -> Any:
-    from ._matmul import matmul
+    from .._matmul import matmul
 
     r = matmul(a, b)
     return r[0] if isinstance(r, tuple) else r
@@ -96,7 +96,7 @@ def _contig(x: Any) -> Any:
 
 
 def _orth(y: Any) -> Any:
-    from ._linalg_qr import qr
+    from ._qr import qr
 
     return qr(_contig(y), check_finite=False)[0]
 
@@ -239,7 +239,7 @@ def svd_topk(
 
 
 def _qr(y: Any) -> tuple:
-    from ._linalg_qr import qr
+    from ._qr import qr
 
     return qr(_contig(y), check_finite=False)
 
@@ -279,7 +279,7 @@ def _small_svd_gram(bh: Any, k: int, compute_uv: bool, eps: float) -> tuple | No
 
 
 def _eigh_full(a: Any, lower: bool) -> tuple:
-    from ._linalg_eigh import eigh
+    from ._eigh import eigh
 
     return eigh(a, lower, check_finite=False)  # a was checked on entry
 
