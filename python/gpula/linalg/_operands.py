@@ -164,7 +164,9 @@ def astype(x: Any, dtype: str) -> Any:
     r = pkg.astype(c, dtype)
     if c is x:
         return r
-    return r.expand(tuple(x.shape)) if pkg.name == "torch" else array_module(r).broadcast_to(r, x.shape)
+    if pkg.name == "torch":
+        return r.expand(tuple(x.shape))
+    return array_module(r).broadcast_to(r, x.shape)
 
 
 def empty_1d(like: Any, dtype: str) -> Any:

@@ -2,14 +2,14 @@
 (eigh(k=...)): argument checks, the seeded random start, QR re-orthonormalization.
 
 svd_topk: randomized range finder (Halko, Martinsson, Tropp 2011) with oversampling p (10) and
-q (2 in single precision, 4 in double) power (subspace) iterations, re-orthonormalized by QR after every product, or only after
-each product with A where the first sample's R shows a spread of singular values small enough
-for A^H A to lose nothing to rounding (halving the QRs); every large product is gpula's matmul
-and every orthonormalization gpula's QR, so the work runs where the data lives
-(cuBLAS/cuSOLVER for CUDA arrays, BLAS/LAPACK for NumPy). The projected (k + p) x n problem B
-is solved through its float64 Gram matrix B B^H (a small eigh on the host) where that keeps the
-singular vectors orthonormal to 1e-5 (sigma_1 / sigma_k <= 1e-5 / eps), else through a QR of
-B^H and a small SVD. Cost O(m n (k + p) (2 q + 2)), growing with k.
+q (2 in single precision, 4 in double) power (subspace) iterations, re-orthonormalized by QR
+after every product, or only after each product with A where the first sample's R shows a
+spread of singular values small enough for A^H A to lose nothing to rounding (halving the QRs);
+every large product is gpula's matmul and every orthonormalization gpula's QR, so the work runs
+where the data lives (cuBLAS/cuSOLVER for CUDA arrays, BLAS/LAPACK for NumPy). The projected
+(k + p) x n problem B is solved through its float64 Gram matrix B B^H (a small eigh on the
+host) where that keeps the singular vectors orthonormal to 1e-5 (sigma_1 / sigma_k <= 1e-5 /
+eps), else through a QR of B^H and a small SVD. Cost O(m n (k + p) (2 q + 2)), growing with k.
 Accuracy: the error of sigma_j is bounded by the tail sigma_{k+p+1} shrunk by the power
 iterations (roughly (sigma_{k+p+1} / sigma_j)^(2 q + 1)); with fast singular value decay a few
 iterations reach working precision, with a flat spectrum more are needed.

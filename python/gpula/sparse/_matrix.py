@@ -332,7 +332,10 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
         if self.package == "torch":
             d, i, p = self.data, self.indices.clone(), self.indptr.clone()
         else:  # np.array: a writable copy (torch warns about the read-only pattern arrays)
-            d, i, p = (_from_numpy(np.array(_to_numpy(a, self.package)), "torch", self.device) for a in (self.data, self.indices, self.indptr))
+            d, i, p = (
+                _from_numpy(np.array(_to_numpy(a, self.package)), "torch", self.device)
+                for a in (self.data, self.indices, self.indptr)
+            )
         return torch.sparse_csr((d, i, p), self.shape)
 
     def to_native(self) -> Any:
@@ -646,4 +649,5 @@ def _wide(M: csr_matrix) -> csr_matrix:
     if M.index_dtype == "int64":
         return M
     p = M.package
-    return csr_matrix((M.data, _cast(M.indices, "int64", p), _cast(M.indptr, "int64", p)), shape=M.shape)
+    wide = (M.data, _cast(M.indices, "int64", p), _cast(M.indptr, "int64", p))
+    return csr_matrix(wide, shape=M.shape)
