@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from gpula._linalg_topk import svd_topk
+from gpula.linalg._topk import svd_topk
 
 
 def data(rng, m=20000, n=1024, rank=32):

@@ -1,4 +1,6 @@
-"""MatmulOptions: a dataclass that also accepts a dict or None, turned into gpula::MatmulOptions."""
+"""MatmulOptions: a dataclass that also accepts a dict or None, turned into gpula::MatmulOptions;
+and the parsers of the options every operation takes (``device``, ``fallback``), which
+gpula.linalg uses too. (The C++ bindings parse the same strings again in python/src/tensor.cpp.)"""
 
 from __future__ import annotations
 
@@ -91,20 +93,22 @@ def _memory_limit(v: Any) -> tuple:
     )
 
 
-def _device(v: Any) -> str | None:
+def device(v: Any, op: str = "matmul") -> str | None:
+    """``device=``: None (where the data lives), "cpu", "cuda" or "cuda:N"; errors name op."""
     if v is None:
         return None
     if isinstance(v, str) and (v in ("cpu", "cuda") or (v.startswith("cuda:") and v[5:].isdigit())):
         return v
-    raise InvalidArgument(f"[matmul] device must be None, 'cpu', 'cuda' or 'cuda:N', got {v!r}")
+    raise InvalidArgument(f"[{op}] device must be None, 'cpu', 'cuda' or 'cuda:N', got {v!r}")
 
 
-def _fallback(v: Any) -> bool:
+def fallback(v: Any, op: str = "matmul") -> bool:
+    """``fallback=``: None (or "none") or "cpu"; True for "cpu". Errors name op."""
     if v is None or v == "none":
         return False
     if v == "cpu":
         return True
-    raise InvalidArgument(f"[matmul] fallback must be None or 'cpu', got {v!r}")
+    raise InvalidArgument(f"[{op}] fallback must be None or 'cpu', got {v!r}")
 
 
 def _blocking(v: Any) -> bool:
@@ -155,8 +159,8 @@ def native(options: Any) -> Any:
         result_type=_dtype(o.result_type, "result_type"),
         memory_limit_bytes=nbytes,
         memory_limit_fraction=fraction,
-        device=_device(o.device),
-        fallback_cpu=_fallback(o.fallback),
+        device=device(o.device),
+        fallback_cpu=fallback(o.fallback),
         blocking=_blocking(o.blocking),
         logger=_logger(o.logger),
     )

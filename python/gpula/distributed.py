@@ -517,9 +517,8 @@ def eigh(
             _communicator("eigh"), a, la, bool(lower), bool(eigvals_only), bool(check_info), fw
         )
         if fw == 3:  # a generic DLPack array: CuPy or torch on the GPU
-            gpu = package_of(a)._gpu()
-            conv = gpu.torch.from_dlpack if gpu.name == "torch" else gpu.cupy.from_dlpack
-            w, v = (None if x is None else conv(x) for x in (w, v))
+            gpu = package_of(a).gpu("distributed.eigh")  # type: ignore[attr-defined]
+            w, v = (None if x is None else gpu.from_dlpack(x) for x in (w, v))
         return w if eigvals_only else (w, v)
     _single_process("eigh")
     w, v, _ = _gpula.distributed_eigh(

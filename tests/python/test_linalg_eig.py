@@ -164,7 +164,7 @@ def test_host_data_on_the_gpu(rng, dtype):
 
 
 def test_docstring_examples():
-    module = importlib.import_module("gpula._linalg_eig")
+    module = importlib.import_module("gpula.linalg._eig")
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert result.failed == 0
     assert result.attempted > 0

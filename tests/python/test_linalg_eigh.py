@@ -113,7 +113,7 @@ def test_errors():
 
 
 def test_docstring_examples():
-    module = importlib.import_module("gpula._linalg_eigh")
+    module = importlib.import_module("gpula.linalg._eigh")
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert result.failed == 0
     assert result.attempted > 0

@@ -193,7 +193,7 @@ def test_errors(numpy_xp):
 
 
 def test_docstring_examples():
-    import gpula._linalg_qr as module
+    import gpula.linalg._qr as module
 
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert result.failed == 0

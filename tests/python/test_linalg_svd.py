@@ -292,7 +292,7 @@ def _random(rng, shape, dtype):
 
 
 def test_docstring_examples():
-    module = importlib.import_module("gpula._linalg_svd")
+    module = importlib.import_module("gpula.linalg._svd")
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert result.failed == 0
     assert result.attempted > 0

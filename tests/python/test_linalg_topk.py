@@ -1,10 +1,12 @@
-"""Top-k SVD and top-k eigh (gpula._linalg_topk) against NumPy float64 references."""
+"""Top-k SVD and top-k eigh (gpula.linalg._topk, gpula.linalg._eigh) against NumPy float64
+references."""
 
 import numpy as np
 import pytest
 
 import gpula as gl
-from gpula._linalg_topk import eigh_topk, svd_topk
+from gpula.linalg._eigh import eigh_topk
+from gpula.linalg._topk import svd_topk
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 

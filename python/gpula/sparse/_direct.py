@@ -16,8 +16,9 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import _gpula
+from .._interop import package_named
 from .._log import logger, sync_level
-from .._linalg_operands import all_finite
+from ..linalg._operands import all_finite
 from ..errors import DTypeError, Error, InvalidArgument
 from ._matrix import (
     _cast,
@@ -82,14 +83,7 @@ def _package(x: Any) -> str:
 
 def _contiguous(x: Any) -> Any:
     """x as a C-contiguous array of its own package (CuPy and PyTorch arrays stay on device)."""
-    pkg = _package(x)
-    if pkg == "torch":
-        return x.contiguous()
-    if pkg == "cupy":
-        import cupy
-
-        return cupy.ascontiguousarray(x)
-    return np.ascontiguousarray(x)
+    return package_named(_package(x)).contiguous(x)
 
 
 def _dtype_of(x: Any) -> str:
@@ -186,17 +180,8 @@ class DirectSolver:
 
     def solve(self) -> Any:
         """x in b's package and device (NumPy, CuPy or PyTorch)."""
-        pkg = _package(self._b)
-        if pkg == "torch":
-            import torch
-
-            x = torch.empty_like(self._b)
-        elif pkg == "cupy":
-            import cupy
-
-            x = cupy.empty_like(self._b)
-        else:
-            x = np.empty_like(self._b)
+        pkg = package_named(_package(self._b))
+        x = pkg.empty(tuple(self._b.shape), self._dtype, pkg.device_of(self._b), _OP)
         self._impl.solve(self._b, x)
         return x
 
@@ -235,16 +220,7 @@ def _sparse_like(x: Any, A: Any, b: Any) -> Any:
         return type(A)(x)
     if isinstance(b, csr_matrix):
         return csr_matrix(x)
-    mod = type(b).__module__
-    if mod.startswith("scipy.sparse"):
-        import scipy.sparse as sp
-
-        return sp.csr_matrix(x)
-    if mod.startswith("cupyx"):
-        import cupyx.scipy.sparse as csp
-
-        return csp.csr_matrix(x)
-    return x.to_sparse_csr()
+    return package_named(_package(x)).sparse_csr(x)  # x is of b's package (A's, checked)
 
 
 def spsolve(A: Any, b: Any, assume_a: str = "gen") -> Any:
@@ -286,7 +262,7 @@ def spsolve(A: Any, b: Any, assume_a: str = "gen") -> Any:
     vector = bd.ndim == 1 or bd.shape[1] == 1
     try:
         if n == 0:
-            x = bd.copy() if package != "torch" else bd.clone()
+            x = package_named(package).copy(bd)
         elif M.nnz / (n * n) > DENSE_THRESHOLD and package == "numpy":
             from .. import linalg
 

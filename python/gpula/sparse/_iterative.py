@@ -25,7 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _gpula
-from .._interop import export, is_gpu_array
+from .._interop import export, is_gpu_array, package_named
 from ..errors import DTypeError, InvalidArgument, NotSupported
 from ._matrix import (
     _cast,
@@ -242,9 +242,7 @@ def _solve(
         cb,
     )
     if torch_out:
-        import torch
-
-        return torch.from_numpy(x), int(info)
+        return _from_numpy(x, "torch", "cpu"), int(info)
     return x, int(info)
 
 
@@ -308,10 +306,6 @@ def _gpu_vector(v: Any, n: int, name: str, dt: str, package: str, device: str, o
     return _contiguous_1d(v if _dtype_name(v) == dt else _cast(v, dt, package), package)
 
 
-def _copy(x: Any, package: str) -> Any:
-    return x.clone() if package == "torch" else x.copy()
-
-
 def _solve_gpu(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, sweeps=-1):
     """CuPy arrays or CUDA torch tensors: the device-resident loops on b's device and its
     package's current stream, zero-copy (real dtypes; cg with M None/jacobi/ic0,
@@ -333,7 +327,7 @@ def _solve_gpu(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, 
     if x0 is None:
         x = _cast(_on(np.zeros(n, dt), package, device), dt, package)
     else:  # the loop writes x: never the caller's x0
-        x = _copy(_gpu_vector(x0, n, "x0", dt, package, device, op), package)
+        x = package_named(package).copy(_gpu_vector(x0, n, "x0", dt, package, device, op))
     data, indices, indptr = (_on(a, package, device) for a in (data, indices, indptr))
     itype = "int32" if _dtype_name(indptr) == _dtype_name(indices) == "int32" else "int64"
     data = _contiguous_1d(data if _dtype_name(data) == dt else _cast(data, dt, package), package)
@@ -341,7 +335,7 @@ def _solve_gpu(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, 
         _contiguous_1d(a if _dtype_name(a) == itype else _cast(a, itype, package), package)
         for a in (indices, indptr)
     )
-    cb = None if callback is None else (lambda _xk: callback(_copy(x, package)))  # a host sync
+    cb = None if callback is None else (lambda _xk: callback(package_named(package).copy(x)))  # a host sync
     info, _its, _res = _gpula.sparse_iterative(
         method,
         n,

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from .. import _gpula
-from .._interop import export
+from .._interop import export, is_gpu_array, package_named, package_of
 from ..errors import DTypeError, Error, InvalidArgument, OutOfMemory
 
 _VALUE_DTYPES = ("float32", "float64", "complex64", "complex128")
@@ -52,12 +52,10 @@ def _package(x: Any) -> str:
     raise DTypeError(f"expected a numpy, cupy or torch array, got {type(x).__name__}")
 
 
+# gl.sparse names packages ("numpy", "cupy", "torch") and devices ("cpu", "cuda:N"); these
+# hand each operation to that package's adapter (gpula._interop).
 def _device(x: Any, package: str) -> str:
-    if package == "numpy":
-        return "cpu"
-    if package == "cupy":
-        return f"cuda:{x.device.id}"
-    return "cpu" if x.device.type == "cpu" else f"cuda:{x.device.index or 0}"
+    return package_named(package).device_name(x)
 
 
 def _dtype_name(x: Any, package: str | None = None) -> str:
@@ -65,44 +63,22 @@ def _dtype_name(x: Any, package: str | None = None) -> str:
 
 
 def _to_numpy(x: Any, package: str) -> np.ndarray:
-    if package == "numpy":
-        return np.asarray(x)
-    if package == "cupy":
-        return x.get()
-    return x.detach().resolve_conj().cpu().numpy()
+    return package_named(package).to_numpy(x)
 
 
 def _from_numpy(a: np.ndarray, package: str, device: str) -> Any:
-    a = np.ascontiguousarray(a)
-    if package == "numpy":
-        return a
-    if package == "cupy":
-        import cupy
-
-        with cupy.cuda.Device(int(device.split(":")[1])):
-            return cupy.asarray(a)
-    import torch
-
-    return torch.from_numpy(a).to(device)
+    p = package_named(package)
+    return p.from_numpy(a, p.device_from_name(device))
 
 
 def _contiguous_1d(x: Any, package: str) -> Any:
-    if package == "numpy":
-        return np.ascontiguousarray(x)
-    if package == "cupy":
-        import cupy
-
-        return cupy.ascontiguousarray(x)
-    return x.detach().contiguous()
+    p = package_named(package)
+    return p.contiguous(p.detach(x))
 
 
 def _cast(x: Any, dtype: str, package: str) -> Any:
     """x as dtype (a new array), in its package and on its device."""
-    if package == "torch":
-        import torch
-
-        return x.detach().to(getattr(torch, dtype))
-    return x.astype(dtype)
+    return package_named(package).astype(x, dtype)
 
 
 def _dtype_str(d: Any) -> str:
@@ -194,9 +170,7 @@ def is_sparse(x: Any) -> bool:
     if mod.startswith(("scipy.sparse", "cupyx.scipy.sparse")):
         return True
     if mod.startswith("torch"):
-        import torch
-
-        return isinstance(x, torch.Tensor) and x.layout in (torch.sparse_csr, torch.sparse_coo)
+        return package_named("torch").sparse_format(x) in ("csr", "coo")
     return False
 
 
@@ -317,17 +291,15 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
         matrix (csr_matrix, scipy/cupyx sparse, torch sparse) the SpGEMM (a new csr_matrix,
         ``gl.sparse.spgemm``). Mixed dtypes are promoted as NumPy does (int -> float64,
         float32 with float64 -> float64). gpula's OpenMP kernels on the CPU, cuSPARSE on a GPU."""
-        from . import _products
-
         if is_sparse(x):
-            return _products.spgemm(self, x)
+            return spgemm_csr(self, as_csr(x, "sparse.spgemm"), "sparse.spgemm")
         if getattr(x, "ndim", None) is None:
             raise DTypeError(
                 "[sparse.matmul] the right operand (a 1-D x, a 2-D B or a sparse matrix) must be "
                 f"a numpy, cupy or torch array or a sparse matrix, got {type(x).__name__}"
             )
         if getattr(x, "ndim", None) == 2:
-            return _products.spmm(self, x)
+            return spmm_csr(self, x, "N", "sparse.spmm")
         return _spmv(self, x, 0, "sparse.matmul")
 
     def matvec(self, x: Any, op: str = "N") -> Any:
@@ -347,26 +319,24 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
         )
 
     def to_cupy(self) -> Any:
-        import cupyx.scipy.sparse as csp
-
+        cupy = package_named("cupy")
         if self.package != "cupy":
             dev = self.device if self.device.startswith("cuda") else "cuda:0"
             d, i, p = (_from_numpy(_to_numpy(a, self.package), "cupy", dev) for a in (self.data, self.indices, self.indptr))
         else:
             d, i, p = self.data, self.indices.copy(), self.indptr.copy()
-        return csp.csr_matrix((d, i, p), shape=self.shape)
+        return cupy.sparse_csr((d, i, p), self.shape)
 
     def to_torch(self) -> Any:
-        import torch
-
+        torch = package_named("torch")
         if self.package == "torch":
             d, i, p = self.data, self.indices.clone(), self.indptr.clone()
-        else:
-            d, i, p = (torch.from_numpy(np.array(_to_numpy(a, self.package))) for a in (self.data, self.indices, self.indptr))
-            if self.device.startswith("cuda"):
-                d, i, p = d.to(self.device), i.to(self.device), p.to(self.device)
-        # The pattern was validated when this matrix was built: torch need not check it again.
-        return torch.sparse_csr_tensor(p, i, d, size=self.shape, check_invariants=False)
+        else:  # np.array: a writable copy (torch warns about the read-only pattern arrays)
+            d, i, p = (
+                _from_numpy(np.array(_to_numpy(a, self.package)), "torch", self.device)
+                for a in (self.data, self.indices, self.indptr)
+            )
+        return torch.sparse_csr((d, i, p), self.shape)
 
     def to_native(self) -> Any:
         """scipy.sparse for numpy, cupyx.scipy.sparse for cupy, a torch sparse CSR tensor for torch."""
@@ -464,11 +434,8 @@ def _build(arg: Any, shape: Any, op: str) -> csr_matrix:
             raise InvalidArgument(f"[{op}] expected a 2-D sparse matrix, got shape {arg.shape}")
         B = arg if arg.format == "csr" else arg.tocsr()
         return _from_csr(B.data, B.indices, B.indptr, B.shape, op)
-    if mod.startswith("torch"):
-        import torch
-
-        if isinstance(arg, torch.Tensor) and arg.layout != torch.strided:
-            return _from_torch_sparse(arg, op)
+    if mod.startswith("torch") and package_named("torch").sparse_format(arg) is not None:
+        return _from_torch_sparse(arg, op)
     if _csr_like(arg):  # a duck-typed CSR matrix: its arrays, validated as any others
         return _from_csr(arg.data, arg.indices, arg.indptr, arg.shape, op)
     if isinstance(arg, tuple):
@@ -492,16 +459,12 @@ def _build(arg: Any, shape: Any, op: str) -> csr_matrix:
 
 
 def _from_torch_sparse(A: Any, op: str) -> csr_matrix:
-    import torch
-
     if A.ndim != 2:
         raise InvalidArgument(f"[{op}] expected a 2-D sparse tensor, got {A.ndim}-D")
-    if A.layout == torch.sparse_csr:
-        return _from_csr(A.values(), A.col_indices(), A.crow_indices(), tuple(A.shape), op)
-    if A.layout == torch.sparse_coo:
-        idx = A._indices()
-        return _from_coo(idx[0], idx[1], A._values(), tuple(A.shape), op)
-    return _from_torch_sparse(A.to_sparse_coo(), op)  # CSC, BSR, BSC
+    kind, data, first, second = package_named("torch").sparse_parts(A)  # type: ignore[attr-defined]
+    if kind == "csr":
+        return _from_csr(data, first, second, tuple(A.shape), op)
+    return _from_coo(first, second, data, tuple(A.shape), op)
 
 
 def as_csr(A: Any, op: str) -> csr_matrix:
@@ -567,26 +530,13 @@ def _empty_like_package(n: Any, dtype: str, package: str, device: str, op: str, 
 
 
 def _empty(n: Any, dtype: str, package: str, device: str) -> Any:
-    if package == "numpy":
-        return np.empty(n, dtype=dtype)
-    if package == "cupy":
-        import cupy
-
-        idx = int(device.split(":")[1])
-        if cupy.cuda.runtime.getDevice() == idx:
-            return cupy.empty(n, dtype=dtype)
-        with cupy.cuda.Device(idx):
-            return cupy.empty(n, dtype=dtype)
-    import torch
-
-    return torch.empty(n, dtype=getattr(torch, dtype), device=device)
+    p = package_named(package)
+    return p.empty(n, dtype, p.device_from_name(device))
 
 
 def _current_stream(x: Any) -> int:
     """The current stream of GPU array x's package on x's device (0 for host arrays): where
     gpula's products run, ordered with the caller's work like the package's own operations."""
-    from .._interop import is_gpu_array, package_of
-
     if not is_gpu_array(x):
         return 0
     pkg = package_of(x)
@@ -612,8 +562,6 @@ def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
     """y = op(A) x on the package's current stream. The checks of x against A are done in full
     once per (type, dtype) of x and then cached on A, so that repeated products of small
     matrices cost little more than the product itself."""
-    from .._interop import package_of
-
     key = (type(x), getattr(x, "dtype", None), op)
     known = A.__dict__.get("_spmv_known")
     if known is None or known[0] != key:
@@ -642,3 +590,64 @@ def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
     except Error as e:  # the C++ plan's checks name its class (sparse.SpMV): name the call
         raise renamed(e, name) from None
     return y
+
+
+# The products that both ``A @ x`` and gl.sparse.spmm / spgemm (sparse/_products.py) run, on
+# matrices already made csr_matrix.
+
+
+def dense_operand(A: csr_matrix, x: Any, arg: str, name: str) -> tuple[Any, str]:
+    """A dense 2-D operand checked against A (package, device, rank; torch: not requiring
+    grad) and the dtype the product computes in."""
+    package, dt = operand(A, x, arg, name)
+    if x.ndim != 2:
+        raise InvalidArgument(f"[{name}] {arg} must be 2-D, got shape {tuple(x.shape)}")
+    if package == "torch" and x.requires_grad:
+        raise InvalidArgument(
+            f"[{name}] {arg} requires grad; gpula.sparse products are not differentiable "
+            "(use .detach())"
+        )
+    return package, dt
+
+
+def in_dtype(x: Any, dt: str, package: str) -> Any:
+    """x, or a copy of it as dt where its dtype differs."""
+    return x if _dtype_name(x) == dt else _cast(x, dt, package)
+
+
+def spmm_csr(A: csr_matrix, B: Any, op: str, name: str) -> Any:
+    """op(A) @ B (op "N", "T" or "H") for a dense 2-D B: a new row-major array of B's package."""
+    package, dt = dense_operand(A, B, "B", name)
+    A, B = A.astype(dt, copy=False), in_dtype(B, dt, package)
+    rows = A.shape[0] if op == "N" else A.shape[1]
+    C = _empty_like_package((rows, int(B.shape[1])), dt, package, A.device, name, "op(A) @ B")
+    A._plan("spmm", "NTH".index(op)).execute(export(B), export(C), stream=_current_stream(B))
+    return C
+
+
+def spgemm_csr(A: csr_matrix, B: csr_matrix, name: str) -> csr_matrix:
+    """A @ B of two csr_matrix of one package and device: a new canonical csr_matrix."""
+    if B.package != A.package or B.device != A.device:
+        raise InvalidArgument(
+            f"[{name}] B must be a {A.package} matrix on {A.device} like A, got {B.package} on "
+            f"{B.device}"
+        )
+    if A.shape[1] != B.shape[0]:
+        raise InvalidArgument(
+            f"[{name}] B must have {A.shape[1]} rows (A is {A.shape}), got shape {B.shape}"
+        )
+    dt = result_dtype(name, A.dtype, B.dtype, args=("A", "B"))
+    A, B = A.astype(dt, copy=False), B.astype(dt, copy=False)
+    if A.index_dtype != B.index_dtype:  # int64 for both (a widened pattern, checked again)
+        A, B = (_wide(M) for M in (A, B))
+    m = _gpula.sparse_spgemm(A._m, B._m, stream=_current_stream(A.data))
+    d, i, p = m.arrays(_FRAMEWORK[A.package])
+    return csr_matrix._wrap(m, d, i, p, A.package, A.device)
+
+
+def _wide(M: csr_matrix) -> csr_matrix:
+    if M.index_dtype == "int64":
+        return M
+    p = M.package
+    wide = (M.data, _cast(M.indices, "int64", p), _cast(M.indptr, "int64", p))
+    return csr_matrix(wide, shape=M.shape)

@@ -1,33 +1,6 @@
-"""gpula.linalg: dense factorizations and solvers (cuSOLVER on a GPU, LAPACK on the CPU).
-
-Every function takes a batch ``(..., n, n)`` of matrices (NumPy, CuPy, PyTorch or any DLPack
-array, read in place whatever its strides; or what NumPy takes for an array: lists, tuples,
-scalars, which become NumPy arrays and run on the CPU) and follows NumPy/SciPy's conventions:
-defaults, shapes, NumPy 2's named tuples (EighResult, SVDResult, ...) and type promotion:
-float32, float64, complex64 and complex128 are computed as they are; bool and integer input is
-promoted to float64 and float16/bfloat16 to float32, and operands of different types to their
-common type (float32 with float64 gives float64), as numpy.linalg does. Inputs are never
-written. Results are new contiguous arrays in the package and on the device of the first
-operand (zero-copy from gpula's own memory), produced on the package's current stream (or
-``stream=``).
-
-Right-hand sides follow numpy.linalg.solve (NumPy 2): a 1-D ``b`` of shape ``(n,)`` gives
-``x`` of shape ``(..., n)``; otherwise ``b`` is ``(..., n, k)`` and its batch dimensions
-broadcast against ``a``'s.
-
-Common keyword arguments:
-    check_finite: True (default) raises gl.InvalidArgument (a ValueError) when an operand holds
-        NaN or +-Inf, as SciPy does; False skips the scan (on GPU arrays it costs a reduction
-        and a wait for its result). Unchecked NaN/Inf input never crashes or hangs: results
-        are NaN, or a typed error.
-    check_info: True (default) raises gl.NotPositiveDefinite / gl.SingularMatrix (subclasses
-        of numpy.linalg.LinAlgError) when a factorization fails, which waits for the device
-        work; False does not wait and returns ``(result, info)`` instead, with ``info`` the int32
-        LAPACK-style status of each matrix (batch shape; 0: success).
-    device: None (where the data lives), "cpu", "cuda" or "cuda:N".
-    fallback: None, or "cpu" to retry on the CPU when the GPU runs out of memory.
-    stream: a torch.cuda.Stream, cupy.cuda.Stream or int handle (default: the package's
-        current stream).
+"""gpula.linalg.cholesky, cho_solve, lu_factor, lu_solve, solve, inv, det, slogdet: the
+factorizations and solvers of square matrices (see gpula.linalg for the common conventions
+and keyword arguments).
 
 Example:
     >>> import numpy as np, gpula as gl
@@ -43,19 +16,16 @@ Example:
 from __future__ import annotations
 
 import warnings
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from . import _gpula, _interop, _log
-from . import _linalg_operands as _ops
-from ._gpula import DTypeError, InvalidArgument
+from .. import _gpula, _interop
+from .._gpula import DTypeError, InvalidArgument
+from . import _operands as _ops
+from ._operands import Call, flag, operands_of, with_info
+from ._results import LUFactorResult, SlogdetResult
 
-_sync_log = _log.sync_level
-
-# Package name -> the framework code linalg.cpp converts results to (operands are NumPy, torch
-# or CuPy arrays once _operands has read them).
-_FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
 _ASSUME = ("gen", "pos", "sym")
 _REFINE = {
     None: "none",
@@ -66,109 +36,6 @@ _REFINE = {
     "f16": "f16",
     "bf16": "bf16",
 }
-
-
-# ---- results: NumPy 2's named tuples (numpy.linalg) ----------------------------------------------
-
-
-class EighResult(NamedTuple):
-    eigenvalues: Any
-    eigenvectors: Any
-
-
-class EigResult(NamedTuple):
-    eigenvalues: Any
-    eigenvectors: Any
-
-
-class SVDResult(NamedTuple):
-    U: Any
-    S: Any
-    Vh: Any
-
-
-class SlogdetResult(NamedTuple):
-    sign: Any
-    logabsdet: Any
-
-
-class QRResult(NamedTuple):
-    Q: Any
-    R: Any
-
-
-class LstsqResult(NamedTuple):
-    """numpy.linalg.lstsq's four results, named as torch.linalg.lstsq names them."""
-
-    solution: Any
-    residuals: Any
-    rank: Any
-    singular_values: Any
-
-
-class LUFactorResult(NamedTuple):
-    """scipy.linalg.lu_factor's pair."""
-
-    lu: Any
-    piv: Any
-
-
-# ---- operands ---------------------------------------------------------------------------------
-
-
-def _operands(op: str, check_finite: Any, **named: Any) -> list[Any]:
-    """_linalg_operands.operands for linalg.<op>."""
-    return _ops.operands(f"linalg.{op}", check_finite, **named)
-
-
-def _device(op: str, v: Any) -> str | None:
-    if v is None:
-        return None
-    if isinstance(v, str) and (v in ("cpu", "cuda") or (v.startswith("cuda:") and v[5:].isdigit())):
-        return v
-    raise InvalidArgument(
-        f"[linalg.{op}] device must be None, 'cpu', 'cuda' or 'cuda:N', got {v!r}"
-    )
-
-
-def _fallback(op: str, v: Any) -> bool:
-    if v is None or v == "none":
-        return False
-    if v == "cpu":
-        return True
-    raise InvalidArgument(f"[linalg.{op}] fallback must be None or 'cpu', got {v!r}")
-
-
-def _bool(op: str, name: str, v: Any) -> bool:
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, np.ndarray) and v.shape == () and v.dtype == np.bool_:
-        return bool(v)  # SciPy 1.18 (GPU host) returns cho_factor's lower as a 0-d array
-    raise InvalidArgument(f"[linalg.{op}] {name} must be True or False, got {v!r}")
-
-
-class _Call:
-    """The package of the first operand, and what every native call takes besides operands."""
-
-    __slots__ = ("dev", "kwargs", "pkg")
-
-    def __init__(self, op: str, a: Any, check_info: Any, device: Any, fallback: Any, stream: Any):
-        self.pkg = _interop.package_of(a, f"linalg.{op}", "a")
-        self.dev = self.pkg.device_of(a)
-        _sync_log()
-        self.kwargs: dict[str, Any] = {
-            "check_info": _bool(op, "check_info", check_info),
-            "device": _device(op, device),
-            "fallback_cpu": _fallback(op, fallback),
-            "framework": _FRAMEWORK[self.pkg.name],
-            "stream": self.pkg.current_stream(self.dev)
-            if stream is None
-            else _interop.stream_handle(stream, f"linalg.{op}"),
-        }
-
-
-def _with_info(call: _Call, value: Any, info: Any) -> Any:
-    return value if call.kwargs["check_info"] else (value, info)
 
 
 def cholesky(
@@ -194,12 +61,12 @@ def cholesky(
         array([[2.        , 1.        ],
                [0.        , 1.41421356]])
     """
-    (a,) = _operands("cholesky", check_finite, a=a)
-    call = _Call("cholesky", a, check_info, device, fallback, stream)
+    (a,) = operands_of("cholesky", check_finite, a=a)
+    call = Call("cholesky", a, check_info, device, fallback, stream)
     c, info = _gpula.linalg_cholesky(
-        call.pkg.export(a), _bool("cholesky", "lower", lower), **call.kwargs
+        call.pkg.export(a), flag("cholesky", "lower", lower), **call.kwargs
     )
-    return _with_info(call, c, info)
+    return with_info(call, c, info)
 
 
 def _factor_pair(c_and_lower: Any, lower: Any) -> tuple[Any, bool]:
@@ -209,10 +76,10 @@ def _factor_pair(c_and_lower: Any, lower: Any) -> tuple[Any, bool]:
         first, second = c_and_lower
         pair = isinstance(second, (bool, np.bool_)) or len(getattr(first, "shape", ())) >= 2
     if not pair:
-        return c_and_lower, True if lower is None else _bool("cho_solve", "lower", lower)
+        return c_and_lower, True if lower is None else flag("cho_solve", "lower", lower)
     c, claimed = c_and_lower
-    claimed = _bool("cho_solve", "lower (the second item of (c, lower))", claimed)
-    if lower is not None and _bool("cho_solve", "lower", lower) != claimed:
+    claimed = flag("cho_solve", "lower (the second item of (c, lower))", claimed)
+    if lower is not None and flag("cho_solve", "lower", lower) != claimed:
         raise InvalidArgument(
             f"[linalg.cho_solve] lower={lower!r} contradicts the pair (c, {claimed}); give one"
         )
@@ -270,10 +137,10 @@ def cho_solve(
                [0. ]])
     """
     c, lower = _factor_pair(c_and_lower, lower)
-    c, b = _operands("cho_solve", check_finite, c=c, b=b)
+    c, b = operands_of("cho_solve", check_finite, c=c, b=b)
     if check_finite:
         _check_factor_side(c, lower)
-    call = _Call("cho_solve", c, check_info, device, fallback, stream)
+    call = Call("cho_solve", c, check_info, device, fallback, stream)
     return _gpula.linalg_cho_solve(
         call.pkg.export(c), _interop.export(b, "linalg.cho_solve", "b"), lower, **call.kwargs
     )
@@ -304,14 +171,14 @@ def lu_factor(
         >>> piv
         array([1, 1], dtype=int32)
     """
-    (a,) = _operands("lu_factor", check_finite, a=a)
-    call = _Call("lu_factor", a, check_info, device, fallback, stream)
+    (a,) = operands_of("lu_factor", check_finite, a=a)
+    call = Call("lu_factor", a, check_info, device, fallback, stream)
     lu, piv, info = _gpula.linalg_lu_factor(
         call.pkg.export(a), **{**call.kwargs, "check_info": False}
     )
     if call.kwargs["check_info"]:
         _warn_singular("linalg.lu_factor", info)
-    return _with_info(call, LUFactorResult(lu, piv), info)
+    return with_info(call, LUFactorResult(lu, piv), info)
 
 
 def _warn_singular(op: str, info: Any) -> None:
@@ -368,9 +235,9 @@ def lu_solve(
             "[linalg.lu_solve] lu_and_piv must be the (lu, piv) pair lu_factor returns, got "
             f"{type(lu_and_piv).__name__}"
         )
-    lu, b = _operands("lu_solve", check_finite, lu=lu_and_piv[0], b=b)
+    lu, b = operands_of("lu_solve", check_finite, lu=lu_and_piv[0], b=b)
     piv = _pivots(lu_and_piv[1])
-    call = _Call("lu_solve", lu, check_info, device, fallback, stream)
+    call = Call("lu_solve", lu, check_info, device, fallback, stream)
     return _gpula.linalg_lu_solve(
         call.pkg.export(lu),
         _interop.export(piv, "linalg.lu_solve", "piv"),
@@ -429,17 +296,17 @@ def solve(
             "got "
             f"{refine!r}"
         )
-    a, b = _operands("solve", check_finite, a=a, b=b)
-    call = _Call("solve", a, check_info, device, fallback, stream)
+    a, b = operands_of("solve", check_finite, a=a, b=b)
+    call = Call("solve", a, check_info, device, fallback, stream)
     x, info = _gpula.linalg_solve(
         call.pkg.export(a),
         _interop.export(b, "linalg.solve", "b"),
         assume_a,
         _REFINE[refine],
-        _bool("solve", "lower", lower),
+        flag("solve", "lower", lower),
         **call.kwargs,
     )
-    return _with_info(call, x, info)
+    return with_info(call, x, info)
 
 
 def inv(
@@ -460,10 +327,10 @@ def inv(
         array([[ 1., -1.],
                [-1.,  2.]])
     """
-    (a,) = _operands("inv", check_finite, a=a)
-    call = _Call("inv", a, check_info, device, fallback, stream)
+    (a,) = operands_of("inv", check_finite, a=a)
+    call = Call("inv", a, check_info, device, fallback, stream)
     x, info = _gpula.linalg_inv(call.pkg.export(a), **call.kwargs)
-    return _with_info(call, x, info)
+    return with_info(call, x, info)
 
 
 def det(
@@ -483,8 +350,8 @@ def det(
         >>> float(gl.linalg.det(np.array([[1.0, 2.0], [3.0, 4.0]])))
         -2.0
     """
-    (a,) = _operands("det", check_finite, a=a)
-    call = _Call("det", a, True, device, fallback, stream)
+    (a,) = operands_of("det", check_finite, a=a)
+    call = Call("det", a, True, device, fallback, stream)
     return _gpula.linalg_det(call.pkg.export(a), **call.kwargs)
 
 
@@ -507,8 +374,8 @@ def slogdet(
         >>> float(sign), round(float(logabsdet), 6)
         (-1.0, 0.693147)
     """
-    (a,) = _operands("slogdet", check_finite, a=a)
-    call = _Call("slogdet", a, True, device, fallback, stream)
+    (a,) = operands_of("slogdet", check_finite, a=a)
+    call = Call("slogdet", a, True, device, fallback, stream)
     sign, logabsdet = _gpula.linalg_slogdet(call.pkg.export(a), **call.kwargs)
     return SlogdetResult(sign, logabsdet)
 

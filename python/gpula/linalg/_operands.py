@@ -1,7 +1,9 @@
 """Operands of gpula.linalg on any package (NumPy, CuPy, torch, other DLPack producers, and what
 NumPy takes for an array): reading, type promotion as numpy.linalg, conversion, and SciPy's
-check_finite scan. Every function that can raise names the operation (``op``: "linalg.svd")
-and the argument (``arg``) in its message.
+check_finite scan; what every native call takes besides them (``Call``); and the array
+helpers the compositions (top-k, svd's gram method) share. Every function that can raise names
+the operation (``op``: "linalg.svd", or "svd" where the name says ``linalg.<op>``) and the
+argument (``arg``) in its message.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _interop
-from ._gpula import DTypeError, InvalidArgument, NotSupported
+from .. import _interop, _log, _options
+from .._gpula import DTypeError, InvalidArgument, NotSupported
+from .._matmul import matmul
 
 INTEGER = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 # dtype name -> (complex, double precision) of the type it is computed in.
@@ -66,8 +69,7 @@ def as_array(x: Any, op: str, arg: str) -> Any:
     try:
         if int(x.__dlpack_device__()[0]) in (1, 3):  # CPU, CUDA host memory
             return np.from_dlpack(x)
-        gpu = pkg._gpu(op)  # type: ignore[attr-defined]
-        return (gpu.torch if gpu.name == "torch" else gpu.cupy).from_dlpack(x)
+        return pkg.gpu(op).from_dlpack(x)  # type: ignore[attr-defined]
     except NotSupported:
         raise
     except (BufferError, TypeError, ValueError, RuntimeError) as e:
@@ -84,9 +86,54 @@ def to_host(x: Any) -> np.ndarray:
     """x (a NumPy, CuPy or torch array, or a NumPy scalar) as a NumPy array on the host."""
     if isinstance(x, (np.ndarray, np.generic)):  # a NumPy reduction may give a NumPy scalar
         return np.asarray(x)
-    if hasattr(x, "get"):
-        return x.get()
-    return x.detach().cpu().numpy()
+    return _interop.package_of(x).to_numpy(x)
+
+
+def like(a: Any, x: np.ndarray) -> Any:
+    """Host array x as a contiguous array of a's package on a's device."""
+    pkg = _interop.package_of(a)
+    return pkg.from_numpy(x, pkg.device_of(a))
+
+
+def contig(x: Any) -> Any:
+    """x as a C-contiguous array of its package (x itself where it is one)."""
+    return _interop.package_of(x).contiguous(x)
+
+
+def mT(x: Any) -> Any:  # noqa: N802  (NumPy's name)
+    return x.swapaxes(-1, -2) if hasattr(x, "swapaxes") else x.transpose(-1, -2)
+
+
+def adj(x: Any) -> Any:
+    """The conjugate transpose of each matrix (a view where the package makes one)."""
+    return mT(x).conj() if is_complex(x) else mT(x)
+
+
+def is_complex(x: Any) -> bool:
+    return "complex" in str(x.dtype)
+
+
+def np_dtype(x: Any) -> np.dtype:
+    """x's dtype as a NumPy dtype (also for torch tensors)."""
+    return np.dtype(str(x.dtype).replace("torch.", ""))
+
+
+def real_np_dtype(x: Any) -> np.dtype:
+    """The real NumPy dtype of floating x (float32 for complex64)."""
+    return np.dtype(real_dtype(np_dtype(x).name))
+
+
+def flip_last(x: Any) -> Any:
+    """x reversed along its last axis (a new array; torch takes no negative steps)."""
+    if _interop.package_of(x).name == "torch":
+        return x.flip(-1)
+    return x[..., ::-1].copy()
+
+
+def mm(a: Any, b: Any) -> Any:
+    """a @ b by gpula's matmul, where the data lives."""
+    r = matmul(a, b)
+    return r[0] if isinstance(r, tuple) else r
 
 
 def in_package_of(x: Any, like: Any) -> Any:
@@ -113,27 +160,19 @@ def astype(x: Any, dtype: str) -> Any:
     always a new array; a broadcast view is converted once per distinct element and broadcast
     again."""
     c = unbroadcast(x)
-    xp = array_module(c)
-    if xp is np:
-        r = c.astype(np.dtype(dtype).newbyteorder("="))
-    elif xp.__name__ == "torch":
-        r = c.to(getattr(xp, dtype), copy=True)
-    else:
-        r = c.astype(dtype)
+    pkg = _interop.package_of(c)
+    r = pkg.astype(c, dtype)
     if c is x:
         return r
-    return r.expand(tuple(x.shape)) if xp.__name__ == "torch" else xp.broadcast_to(r, x.shape)
+    if pkg.name == "torch":
+        return r.expand(tuple(x.shape))
+    return array_module(r).broadcast_to(r, x.shape)
 
 
 def empty_1d(like: Any, dtype: str) -> Any:
     """An empty (0,) array of dtype in like's package and on its device."""
-    xp = array_module(like)
-    if xp is np:
-        return np.empty((0,), dtype)
-    if xp.__name__ == "torch":
-        return xp.empty((0,), dtype=getattr(xp, dtype), device=like.device)
-    with like.device:
-        return xp.empty((0,), dtype)
+    pkg = _interop.package_of(like)
+    return pkg.empty((0,), dtype, pkg.device_of(like))
 
 
 def all_finite(x: Any) -> bool:
@@ -185,3 +224,50 @@ def operands(op: str, check_finite: Any, **named: Any) -> list[Any]:
             raise InvalidArgument(f"[{op}] {arg} must not contain infs or NaNs")
         out.append(x)
     return out
+
+
+# ---- what every native call takes ----------------------------------------------------------
+
+# Package name -> the framework code linalg.cpp converts results to (operands are NumPy, torch
+# or CuPy arrays once operands() has read them).
+_FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
+
+
+def operands_of(op: str, check_finite: Any, **named: Any) -> list[Any]:
+    """operands() for linalg.<op>."""
+    return operands(f"linalg.{op}", check_finite, **named)
+
+
+def flag(op: str, name: str, v: Any) -> bool:
+    """Argument `name` of linalg.<op> as a bool: True or False (NumPy's too), else
+    gl.InvalidArgument."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, np.ndarray) and v.shape == () and v.dtype == np.bool_:
+        return bool(v)  # SciPy 1.18 (GPU host) returns cho_factor's lower as a 0-d array
+    raise InvalidArgument(f"[linalg.{op}] {name} must be True or False, got {v!r}")
+
+
+class Call:
+    """The package of the first operand, and what every native call takes besides operands."""
+
+    __slots__ = ("dev", "kwargs", "pkg")
+
+    def __init__(self, op: str, a: Any, check_info: Any, device: Any, fallback: Any, stream: Any):
+        self.pkg = _interop.package_of(a, f"linalg.{op}", "a")
+        self.dev = self.pkg.device_of(a)
+        _log.sync_level()
+        self.kwargs: dict[str, Any] = {
+            "check_info": flag(op, "check_info", check_info),
+            "device": _options.device(device, f"linalg.{op}"),
+            "fallback_cpu": _options.fallback(fallback, f"linalg.{op}"),
+            "framework": _FRAMEWORK[self.pkg.name],
+            "stream": self.pkg.current_stream(self.dev)
+            if stream is None
+            else _interop.stream_handle(stream, f"linalg.{op}"),
+        }
+
+
+def with_info(call: Call, value: Any, info: Any) -> Any:
+    """value, or (value, info) where the call was made with check_info=False."""
+    return value if call.kwargs["check_info"] else (value, info)

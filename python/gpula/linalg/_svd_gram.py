@@ -31,22 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from ._gpula import InvalidArgument
-from ._interop import is_gpu_array
-from ._linalg_operands import astype
+from .._gpula import InvalidArgument
+from .._interop import is_gpu_array
+from ._eigh import eigh, eigvalsh
+from ._operands import adj, astype, contig, flip_last, like, mm, to_host
 
 _log = logging.getLogger("gpula")
 
 # method="auto" takes this path for GPU matrices whose smaller side is at least this.
 AUTO_MIN_N = 1024
-
-
-def _flip_last(x: Any) -> Any:
-    """x reversed along its last axis (a copy)."""
-    mod = type(x).__module__.split(".")[0]
-    if mod == "torch":
-        return x.flip(-1)
-    return x[..., ::-1].copy()
 
 
 def wants_gram(a: Any, full: bool) -> bool:
@@ -62,37 +55,32 @@ def wants_gram(a: Any, full: bool) -> bool:
 def svd_gram(a: Any, full: bool, compute_uv: bool, fallback: Any) -> Any:
     """(u, s, vh) or s of float32/complex64 a; `fallback(a)` computes the result another way
     when the accuracy test fails (see the module docstring)."""
-    from ._linalg_topk import _adj, _contig
-
     m, n = int(a.shape[-2]), int(a.shape[-1])
     if full and m != n:
         raise InvalidArgument(
             "[linalg.svd] full_matrices=True needs a square matrix for method='gram'"
         )
-    r = _tall(a if m >= n else _contig(_adj(a)), compute_uv)
+    r = _tall(a if m >= n else contig(adj(a)), compute_uv)
     if r is None:
         return fallback(a)
     if not compute_uv or m >= n:
         return r
     u, s, vh = r
-    return _contig(_adj(vh)), s, _contig(_adj(u))
+    return contig(adj(vh)), s, contig(adj(u))
 
 
 def _tall(a: Any, compute_uv: bool) -> Any:
     """svd_gram of tall a, or None when the accuracy test fails."""
-    from ._linalg_eigh import eigh, eigvalsh
-    from ._linalg_topk import _adj, _contig, _like, _mm, _to_host
-
     n = int(a.shape[-1])
     single = np.dtype(str(a.dtype).replace("torch.", ""))
     wide = np.dtype(np.complex128 if single.kind == "c" else np.float64)
     a64 = astype(a, wide.name)
-    g = _mm(_contig(_adj(a64)), a64)
+    g = mm(contig(adj(a64)), a64)
     if compute_uv:
         w, v = eigh(g, check_finite=False)  # a was checked on entry
     else:
         w, v = eigvalsh(g, check_finite=False), None
-    wh = _to_host(w)  # ascending
+    wh = to_host(w)  # ascending
     tau = 2 * np.finfo(np.float64).eps / np.finfo(np.float32).eps
     wmax, wmin = wh[..., -1], wh[..., 0]
     if not (np.all(np.isfinite(wh)) and np.all(wmax > 0) and np.all(wmin >= tau**2 * wmax)):
@@ -103,12 +91,12 @@ def _tall(a: Any, compute_uv: bool) -> Any:
         )
         return None
     s_host = np.sqrt(wh[..., ::-1])
-    s = _like(a, np.ascontiguousarray(s_host.astype(np.float32)))
+    s = like(a, np.ascontiguousarray(s_host.astype(np.float32)))
     if not compute_uv:
         return s
-    v = _flip_last(v)
-    inv_s = _like(a64, np.ascontiguousarray((1.0 / s_host)[..., None, :]))
-    u = _mm(a64, v) * inv_s
+    v = flip_last(v)
+    inv_s = like(a64, np.ascontiguousarray((1.0 / s_host)[..., None, :]))
+    u = mm(a64, v) * inv_s
     err = _orthogonality(u)
     limit = n * np.finfo(np.float32).eps
     if not np.all(err <= limit):  # NaN fails too
@@ -121,16 +109,14 @@ def _tall(a: Any, compute_uv: bool) -> Any:
         return None
     _log.debug("[linalg.svd] method gram: float64 eigh of a^H a, n=%d, orthogonality %.1e",
                n, float(np.max(err)))
-    return astype(u, single.name), s, _contig(_adj(astype(v, single.name)))
+    return astype(u, single.name), s, contig(adj(astype(v, single.name)))
 
 
 def _orthogonality(u: Any) -> np.ndarray:
     """||u^H u - I||_F per matrix, on the host (float64 u on any package and device)."""
-    from ._linalg_topk import _adj, _contig, _mm, _to_host
-
-    p = _mm(_contig(_adj(u)), u)
+    p = mm(contig(adj(u)), u)
     d = p.diagonal(0, -2, -1)  # the same call on NumPy, CuPy and torch
-    total = _to_host((abs(p) ** 2).sum(-1).sum(-1))
-    diag = _to_host((abs(d) ** 2).sum(-1))
-    dev = _to_host((abs(d - 1) ** 2).sum(-1))
+    total = to_host((abs(p) ** 2).sum(-1).sum(-1))
+    diag = to_host((abs(d) ** 2).sum(-1))
+    dev = to_host((abs(d - 1) ** 2).sum(-1))
     return np.sqrt(np.maximum(total - diag, 0.0) + dev)

@@ -1,4 +1,4 @@
-"""gpula.linalg.qr and gpula.linalg.lstsq (see gpula._linalg for the common conventions)."""
+"""gpula.linalg.qr and gpula.linalg.lstsq (see gpula.linalg for the common conventions)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,18 @@ from typing import Any
 
 import numpy as np
 
-from . import _gpula, _interop
-from . import _linalg_operands as _ops
-from ._gpula import InvalidArgument
-from ._linalg import LstsqResult, QRResult, _Call, _operands
+from .. import _gpula, _interop
+from .._gpula import InvalidArgument
+from . import _operands as _ops
+from ._operands import Call, operands_of
+from ._results import LstsqResult, QRResult
 
 # NumPy's modes, and SciPy's names for the first two.
 _MODES = {"reduced": "reduced", "complete": "complete", "r": "r", "economic": "reduced",
           "full": "complete"}
 
 
-def _kwargs(call: _Call) -> dict[str, Any]:
+def _kwargs(call: Call) -> dict[str, Any]:
     kw = dict(call.kwargs)
     del kw["check_info"]  # QR and least squares have no info to check
     return kw
@@ -52,8 +53,8 @@ def qr(
             "[linalg.qr] mode must be 'reduced', 'complete', 'r', 'economic' or 'full', got "
             f"{mode!r}"
         )
-    (a,) = _operands("qr", check_finite, a=a)
-    call = _Call("qr", a, True, device, fallback, stream)
+    (a,) = operands_of("qr", check_finite, a=a)
+    call = Call("qr", a, True, device, fallback, stream)
     q, r = _gpula.linalg_qr(call.pkg.export(a), _MODES[mode], **_kwargs(call))
     return r if mode == "r" else QRResult(q, r)
 
@@ -108,8 +109,8 @@ def lstsq(
         (array([1.333333, 1.333333]), array([0.333333]), 2)
     """
     rc = _rcond(rcond)
-    a, b = _operands("lstsq", check_finite, a=a, b=b)
-    call = _Call("lstsq", a, True, device, fallback, stream)
+    a, b = operands_of("lstsq", check_finite, a=a, b=b)
+    call = Call("lstsq", a, True, device, fallback, stream)
     x, rank, s = _gpula.linalg_lstsq(
         call.pkg.export(a), _interop.export(b, "linalg.lstsq", "b"), rc, **_kwargs(call)
     )

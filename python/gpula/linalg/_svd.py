@@ -1,9 +1,9 @@
-"""gpula.linalg.svd / svdvals: singular value decomposition (see gpula._linalg for the common
+"""gpula.linalg.svd / svdvals: singular value decomposition (see gpula.linalg for the common
 conventions and keyword arguments).
 
 CPU: LAPACK ?gesdd for every method but "gram". GPU (cuSOLVER): ``method`` picks the routine
 (see :func:`svd` for what "auto" takes). ``k=`` computes only the k largest
-singular triplets through gpula._linalg_topk.svd_topk (randomized).
+singular triplets through gpula.linalg._topk.svd_topk (randomized).
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _gpula
-from ._gpula import InvalidArgument
-from ._linalg import SVDResult, _bool, _Call, _operands, _with_info
-from ._linalg_svd_gram import svd_gram, wants_gram
+from .. import _gpula
+from .._gpula import InvalidArgument
+from ._operands import Call, flag, operands_of, with_info
+from ._results import SVDResult
+from ._svd_gram import svd_gram, wants_gram
+from ._topk import svd_topk
 
 _METHODS = ("auto", "gesvd", "gesvdj", "gesvdp", "gesvda", "jacobi_batched", "gram")
 
@@ -40,8 +42,6 @@ def _topk(
     fallback: Any,
     stream: Any,
 ) -> Any:
-    from ._linalg_topk import svd_topk
-
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InvalidArgument(f"[linalg.svd] k must be a positive int or None, got {k!r}")
     shape = tuple(a.shape)
@@ -60,7 +60,7 @@ def _topk(
             f"[linalg.svd] method {method!r} names a full-SVD routine; with k only "
             "method='auto' (randomized top-k) is accepted"
         )
-    if not _bool("svd", "check_info", check_info):
+    if not flag("svd", "check_info", check_info):
         raise InvalidArgument(
             "[linalg.svd] check_info=False cannot be combined with k: the "
             "randomized top-k SVD has no info to return"
@@ -108,7 +108,7 @@ def svd(
     shared memory: real batches up to about 128 x 128 float32 / 90 x 90 float64; gl.NotSupported
     otherwise), "gram" (float32 / complex64 on any device: float64 eigh of a^H a, accepted only
     where its accuracy matches the float32 reference, else rerun as "gesvd"; see
-    gpula._linalg_svd_gram). On a GPU, "auto"
+    gpula.linalg._svd_gram). On a GPU, "auto"
     is "gram" for float32/complex64 matrices with min(m, n) >= 1024 (economy or square; not
     with check_info=False, device, fallback or stream) and gesvd for other single matrices of
     that size.
@@ -117,7 +117,7 @@ def svd(
     Inf input gives NaN results (or that LinAlgError), never a crash.
 
     With ``k`` (an int, 1 <= k <= K): only the k largest singular triplets, ``u (..., m, k)``,
-    ``s (..., k)``, ``vh (..., k, n)``, through gpula._linalg_topk.svd_topk (randomized range
+    ``s (..., k)``, ``vh (..., k, n)``, through gpula.linalg._topk.svd_topk (randomized range
     finder with power iterations); it takes neither full_matrices=True, a method other than
     "auto", check_info=False, nor device/fallback.
 
@@ -133,24 +133,24 @@ def svd(
     method = _method("svd", method)
     full = full_matrices is None and k is None
     if full_matrices is not None:
-        full = _bool("svd", "full_matrices", full_matrices)
-    uv = _bool("svd", "compute_uv", compute_uv)
-    (a,) = _operands("svd", check_finite, a=a)
+        full = flag("svd", "full_matrices", full_matrices)
+    uv = flag("svd", "compute_uv", compute_uv)
+    (a,) = operands_of("svd", check_finite, a=a)
     if k is not None:
         return _topk(a, k, full, uv, method, check_info, device, fallback, stream)
     if _gram("svd", a, full, method, check_info, device, fallback, stream):
         r = svd_gram(a, full, uv, lambda x: svd(x, full, uv, method="gesvd", check_finite=False))
         return SVDResult(*r) if uv else r
-    call = _Call("svd", a, check_info, device, fallback, stream)
+    call = Call("svd", a, check_info, device, fallback, stream)
     u, s, vh, info = _gpula.linalg_svd(call.pkg.export(a), full, uv, method, **call.kwargs)
-    return _with_info(call, SVDResult(u, s, vh) if uv else s, info)
+    return with_info(call, SVDResult(u, s, vh) if uv else s, info)
 
 
 def _gram(op: str, a: Any, full: bool, method: str, check_info: Any, device: Any, fallback: Any,
           stream: Any) -> bool:
-    """Whether this call runs gpula._linalg_svd_gram: method="gram", or "auto" on a large
+    """Whether this call runs gpula.linalg._svd_gram: method="gram", or "auto" on a large
     single-precision GPU matrix (without check_info=False, device, fallback or stream)."""
-    plain = _bool(op, "check_info", check_info) and device is None and fallback is None
+    plain = flag(op, "check_info", check_info) and device is None and fallback is None
     plain = plain and stream is None
     if method == "auto":
         return plain and wants_gram(a, full)
@@ -195,14 +195,14 @@ def svdvals(
         array([2., 1.])
     """
     method = _method("svdvals", method)
-    (a,) = _operands("svdvals", check_finite, a=a)
+    (a,) = operands_of("svdvals", check_finite, a=a)
     if _gram("svdvals", a, False, method, check_info, device, fallback, stream):
         return svd_gram(
             a, False, False, lambda x: svdvals(x, method="gesvd", check_finite=False)
         )
-    call = _Call("svdvals", a, check_info, device, fallback, stream)
+    call = Call("svdvals", a, check_info, device, fallback, stream)
     s, info = _gpula.linalg_svdvals(call.pkg.export(a), method, **call.kwargs)
-    return _with_info(call, s, info)
+    return with_info(call, s, info)
 
 
 __all__ = ["svd", "svdvals"]

@@ -1,12 +1,13 @@
-"""gpula.linalg.eig / eigvals: general (non-symmetric) eigendecomposition (see gpula._linalg
+"""gpula.linalg.eig / eigvals: general (non-symmetric) eigendecomposition (see gpula.linalg
 for the common conventions and keyword arguments)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import _gpula
-from ._linalg import EigResult, _Call, _operands, _with_info
+from .. import _gpula
+from ._operands import Call, operands_of, with_info
+from ._results import EigResult
 
 
 def eig(
@@ -38,10 +39,10 @@ def eig(
         >>> w
         array([0.+1.j, 0.-1.j])
     """
-    (a,) = _operands("eig", check_finite, a=a)
-    call = _Call("eig", a, check_info, device, fallback, stream)
+    (a,) = operands_of("eig", check_finite, a=a)
+    call = Call("eig", a, check_info, device, fallback, stream)
     w, v, info = _gpula.linalg_eig(call.pkg.export(a), False, **call.kwargs)
-    return _with_info(call, EigResult(w, v), info)
+    return with_info(call, EigResult(w, v), info)
 
 
 def eigvals(
@@ -61,10 +62,10 @@ def eigvals(
         >>> gl.linalg.eigvals(np.array([[2.0, 1.0], [0.0, 3.0]]))
         array([2.+0.j, 3.+0.j])
     """
-    (a,) = _operands("eigvals", check_finite, a=a)
-    call = _Call("eigvals", a, check_info, device, fallback, stream)
+    (a,) = operands_of("eigvals", check_finite, a=a)
+    call = Call("eigvals", a, check_info, device, fallback, stream)
     w, _, info = _gpula.linalg_eig(call.pkg.export(a), True, **call.kwargs)
-    return _with_info(call, w, info)
+    return with_info(call, w, info)
 
 
 __all__ = ["eig", "eigvals"]

@@ -1,0 +1,82 @@
+"""NumPy arrays: operands through the buffer protocol / DLPack (ml_dtypes' bfloat16 and float8
+as a same-size unsigned-integer view plus the dtype's name), results from numpy.empty, on the
+host and stream 0."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from .._gpula import DTypeError
+from .base import DEFAULT_OP, ML_NAMES, NUMPY_DTYPES, UINT_VIEW, Package
+
+
+class NumpyPackage(Package):
+    name = "numpy"
+
+    def export(self, x: Any) -> Any:
+        dt = x.dtype
+        if dt.kind == "V" and dt.name in ML_NAMES:
+            return (x.view(UINT_VIEW[dt.itemsize * 8]), dt.name)
+        return x
+
+    def device_of(self, x: Any) -> Any:
+        return None
+
+    def device_name(self, x: Any) -> str:
+        return "cpu"
+
+    def device_from_name(self, name: str) -> Any:
+        return None
+
+    def allocator(self, shape, dtype, device, op=DEFAULT_OP):
+        dt = NUMPY_DTYPES.get(dtype)
+        if dt is None:
+            raise DTypeError(
+                f"[{op}] a {dtype} result in NumPy needs ml_dtypes (pip install ml_dtypes)"
+            )
+        return functools.partial(np.empty, shape, dt)
+
+    def empty(self, shape, dtype, device, op=DEFAULT_OP):
+        dt = NUMPY_DTYPES.get(dtype)
+        if dt is None:
+            return self.allocator(shape, dtype, device, op)()
+        return np.empty(shape, dt)
+
+    def current_stream(self, device):
+        return 0
+
+    def to_numpy(self, x):
+        return np.asarray(x)
+
+    def from_numpy(self, a, device):
+        return np.ascontiguousarray(a)
+
+    def from_dlpack(self, x):
+        return np.from_dlpack(x)
+
+    def contiguous(self, x):
+        return np.ascontiguousarray(x)
+
+    def astype(self, x, dtype):
+        return x.astype(np.dtype(dtype).newbyteorder("="))
+
+    def eye(self, n, dtype, device):
+        return np.eye(n, dtype=dtype)
+
+    def randn(self, shape, dtype, device, seed):
+        rng = np.random.default_rng(seed)
+        g = rng.standard_normal(shape)
+        if np.issubdtype(np.dtype(dtype), np.complexfloating):
+            g = g + 1j * rng.standard_normal(shape)
+        return g.astype(dtype)
+
+    def sparse_csr(self, arg, shape=None):
+        import scipy.sparse as sp
+
+        return sp.csr_matrix(arg, shape=shape)
+
+
+NUMPY = NumpyPackage()
