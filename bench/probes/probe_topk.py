@@ -13,7 +13,7 @@ import statistics
 import torch
 
 import gpula as gl
-from gpula._linalg_topk import svd_topk
+from gpula.linalg._topk import svd_topk
 
 
 def gpu_ms(fn, reps=20):
