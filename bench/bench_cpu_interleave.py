@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse  # noqa: F401 (loaded before gpula: the pools load in the same order)
 from common import gpula_description, poisson2d, save_json
 
 import gpula as gl
