@@ -2,7 +2,7 @@
 environment and device description, the peer libraries, test matrices, and the writers of
 tables, JSON and summary lines.
 
-The measurement method (docs: ARCHITECTURE.md, "Performance method"): warm-up first, then
+The measurement method (the architecture's "Performance method"): warm-up first, then
 device events around the calls (host clock for CPU work), the median over repeats with its
 spread = (max - min) / median. Benchmarks report; they never assert times.
 torch, cupy and gpula are imported where a helper needs them, so that CPU-only benchmarks
@@ -50,8 +50,8 @@ def warn(where, exc):
 
 
 def attempt(fn, on_error):
-    """Runs one measurement; a failure calls on_error('Type: message') (an n/a row) and prints
-    the traceback on stderr, so that one failing case never stops the run."""
+    """Runs one measurement; a failure calls on_error(exception) (which adds an n/a row) and
+    prints the traceback on stderr, so that one failing case never stops the run."""
     try:
         return fn()
     except Exception as exc:  # noqa: BLE001 - report and go on
