@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import json
 import os
 import resource
 import statistics
@@ -33,7 +32,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sps
+import scipy.sparse  # noqa: F401 (loaded before gpula: the pools load in the same order)
+from common import gpula_description, poisson2d, save_json
 
 import gpula as gl
 
@@ -79,7 +79,7 @@ def pools() -> list[str]:
 
 def settings() -> list[str]:
     lines = [f"{k}={os.environ[k]}" for k in ENV_KEYS if k in os.environ] or ["(no env set)"]
-    cpu = gl.devices()["description"].split("\n")[0]
+    cpu = gpula_description().split("\n")[0]
     return [f"cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}", cpu, *lines, *pools()]
 
 
@@ -133,12 +133,6 @@ def idle_cpu_ms(fn, wait_s=0.3):
     t0 = cpu()
     time.sleep(wait_s)
     return (cpu() - t0) * 1e3
-
-
-def poisson2d(g):
-    t = sps.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(g, g))
-    i = sps.identity(g)
-    return (sps.kron(i, t) + sps.kron(t, i)).tocsr()
 
 
 def main(argv=None):
@@ -240,9 +234,7 @@ def main(argv=None):
         ms = idle_cpu_ms(fn)
         idle_rows.append({"case": name, "idle_cpu_ms": ms})
         print(f"| {name} | {ms:.1f} |", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"settings": settings(), "rows": rows, "idle": idle_rows}, f, indent=1)
+    save_json(args.json, {"settings": settings(), "rows": rows, "idle": idle_rows})
 
 
 if __name__ == "__main__":

@@ -37,40 +37,27 @@ Rows of an engine this build lacks (gl.distributed.has_mp() false) read n/a.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import math
 import os
-import statistics
 import sys
 import traceback
 
 import torch
+from common import (
+    NA,
+    Events,
+    device_time,
+    fmt,
+    log,
+    md_table,
+    save_json,
+    summarize,
+    today,
+    write_result,
+)
 
 import gpula as gl
-
-NA = "n/a"
-
-
-def log(*args):
-    print(*args, flush=True)
-
-
-def time_call(fn, repeats):
-    """Median and spread in ms of fn() bracketed by CUDA events on device 0, after a warm-up."""
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    med = statistics.median(times)
-    return med, (max(times) - min(times)) / med if med else 0.0
 
 
 def make_inputs(case, n, seed=0):
@@ -135,7 +122,7 @@ def run_case(case, n, gpus, repeats):
     for name, g, fn in peers:
         row = {"case": case, "n": n, "dtype": "float64", "impl": name, "gpus": g}
         try:
-            ms, spread = time_call(fn, repeats)
+            ms, spread, _ = device_time(fn, repeats)
             out = fn()
             if case != "eigh" and isinstance(out, torch.Tensor):
                 out = out.cpu().numpy()
@@ -165,7 +152,7 @@ def run_gemm(n, repeats):
     for name, fn in [("gl.matmul 1 GPU", lambda: gl.matmul(a, b))]:  # the Mp row: run_mp
         row = {"case": "gemm", "n": n, "dtype": "bfloat16", "impl": name, "gpus": 1}
         try:
-            ms, spread = time_call(fn, repeats)
+            ms, spread, _ = device_time(fn, repeats)
             row.update(ms=ms, spread=spread, tflops=fl / ms / 1e9)
         except Exception as e:  # the row reads n/a
             row["error"] = f"{type(e).__name__}: {e}"
@@ -246,19 +233,17 @@ def run_mp(case, n, repeats, block):
                 fn = lambda: gl.distributed.solve(  # noqa: E731
                     a, b, "pos" if case == "chol" else "gen", lower=True, layout=(d, db))
             fl = flops(case, n)
-        times = []
+        times, ev = [], Events()
         for k in range(repeats + 1):  # the first is the warm-up
-            restore()
+            restore()  # in place: the input back before each call, not timed
             torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
+            ev.record()
             out = fn()
-            end.record()
-            end.synchronize()
+            ms = ev.stop()
             if k:
-                times.append(start.elapsed_time(end))
-        ms = statistics.median(times)
-        row.update(ms=ms, spread=(max(times) - min(times)) / ms, tflops=fl / ms / 1e9)
+                times.append(ms)
+        ms, spread, _ = summarize(times)
+        row.update(ms=ms, spread=spread, tflops=fl / ms / 1e9)
         if g.size == 1 and case in ("chol", "lu"):  # the whole matrix is local: a residual
             r = a0.to(torch.float64) @ b - b0
             row["rel_res"] = (torch.linalg.vector_norm(r)
@@ -279,26 +264,19 @@ def run_mp(case, n, repeats, block):
     return [row]
 
 
-def fmt(x, spec):
-    return NA if x is None else format(x, spec)
-
-
 def table(rows, gpu_name, count):
-    today = datetime.date.today().isoformat()
-    lines = [f"# gpula.distributed strong scaling ({today})", "",
-             f"{count} x {gpu_name}; torch {torch.__version__}; gpula {gl.__version__}", "",
-             "| case | n | dtype | impl | GPUs | median ms | spread | TFLOP/s | rel_res | "
-             "speedup vs 1 GPU (host data) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [f"# gpula.distributed strong scaling ({today()})", "",
+             f"{count} x {gpu_name}; torch {torch.__version__}; gpula {gl.__version__}", ""]
+    cells = []
     for r in rows:
+        head = [r["case"], r["n"], r["dtype"], r["impl"], r["gpus"]]
         if "error" in r:
-            lines.append(f"| {r['case']} | {r['n']} | {r['dtype']} | {r['impl']} | {r['gpus']} "
-                         f"| n/a | | | | {r['error'][:80]} |")
-            continue
-        lines.append(f"| {r['case']} | {r['n']} | {r['dtype']} | {r['impl']} | {r['gpus']} | "
-                     f"{r['ms']:.1f} | {r['spread']:.2f} | {r['tflops']:.2f} | "
-                     f"{fmt(r.get('rel_res'), '.1e')} | "
-                     f"{fmt(r.get('speedup_vs_1gpu_host'), '.2f')} |")
+            cells.append([*head, NA, "", "", "", r["error"][:80]])
+        else:
+            cells.append([*head, f"{r['ms']:.1f}", f"{r['spread']:.2f}", f"{r['tflops']:.2f}",
+                          fmt(r.get("rel_res"), ".1e"), fmt(r.get("speedup_vs_1gpu_host"), ".2f")])
+    lines += md_table(["case", "n", "dtype", "impl", "GPUs", "median ms", "spread", "TFLOP/s",
+                       "rel_res", "speedup vs 1 GPU (host data)"], cells)
     return "\n".join(lines) + "\n"
 
 
@@ -343,13 +321,8 @@ def main():
         return 0
     text = table(rows, torch.cuda.get_device_name(0), count)
     print(text)
-    os.makedirs(args.out, exist_ok=True)
-    name = f"distributed_{datetime.date.today().isoformat()}_{size}.md"
-    with open(os.path.join(args.out, name), "w") as f:
-        f.write(text)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    write_result(args.out, f"distributed_{today()}_{size}.md", text)
+    save_json(args.json, rows)
     for r in rows:  # summary lines
         if ("cusolverMg" in r["impl"] or "Mp" in r["impl"]) and "ms" in r:
             log(f"summary: distributed {r['case']} n={r['n']} {r['gpus']} GPU: {r['ms']:.1f} ms "

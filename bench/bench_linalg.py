@@ -32,21 +32,32 @@ CPU wall clock. Times are reported, never asserted.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import statistics
 import sys
 import time
-import traceback
 
 import numpy as np
+from common import (
+    append_summary,
+    arg_parser,
+    attempt,
+    cuda_torch,
+    device_slug,
+    device_time,
+    error_text,
+    fmt,
+    gpula_description,
+    host_time,
+    log,
+    md_table,
+    save_json,
+    today,
+    try_import,
+    write_result,
+)
 
 ROWS: list[dict] = []
-
-
-def log(*a):
-    print(*a, flush=True)
 
 
 def add(case, impl, ms, **kw):
@@ -57,44 +68,15 @@ def add(case, impl, ms, **kw):
     log(f"  {case:34s} {impl:34s} {'n/a' if ms is None else f'{ms:10.3f} ms'} {extra}")
 
 
-def gpu_time(fn, repeats, once_over_s=1.0):
-    """Median ms of fn() with CUDA events; one warm-up. A call over once_over_s runs once more."""
-    import torch
-
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    t0 = time.perf_counter()
-    out = fn()
-    torch.cuda.synchronize()
-    if time.perf_counter() - t0 > once_over_s:
-        repeats = 1
-    times = []
-    for _ in range(repeats):
-        s.record()
-        out = fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times), out
-
-
-def cpu_time(fn, repeats):
-    fn()
-    times = []
-    out = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times), out
+def gpu_time(fn, repeats):
+    """(median ms, last output) over device events; a peer whose warm-up took over 1 s runs once."""
+    t = device_time(fn, repeats, once_over_s=1.0)
+    return t.ms, t.out
 
 
 def safe(case, impl, fn):
     """Runs one measurement; a failure becomes an n/a row with the error, never a crash."""
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 (report and go on)
-        add(case, impl, None, error=f"{type(e).__name__}: {str(e)[:160]}")
-        traceback.print_exc(file=sys.stderr)
+    attempt(fn, lambda e: add(case, impl, None, error=error_text(e, 160)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -206,34 +188,23 @@ def run_svd(name, impl, torch, a, fn, reps):
     add(name, impl, ms, **svd_errors(torch, a, u, s, vh))
 
 
-def case_svd(gl, torch, cp, n, reps):
-    a = torch.randn(n, n, dtype=torch.float32, device="cuda")
-    name = f"svd {n}^2 fp32 thin"
-    methods = ["auto", "gesvd", "gesvdj", "gesvdp"]
+def svd_peers(name, gl, torch, cp, a, methods, reps):
+    """gpula's svd by each method, then torch's and cupy's thin SVD, of the same a."""
     for m in methods:
-        safe(
-            name,
-            f"gpula method={m}",
-            lambda m=m: run_svd(
-                name, f"gpula method={m}", torch, a, lambda: gl.linalg.svd(a, method=m), reps
-            ),
-        )
-    safe(
-        name,
-        "torch",
-        lambda: run_svd(
-            name, "torch", torch, a, lambda: torch.linalg.svd(a, full_matrices=False), reps
-        ),
-    )
+        impl = f"gpula method={m}"
+        safe(name, impl, lambda m=m, impl=impl: run_svd(
+            name, impl, torch, a, lambda: gl.linalg.svd(a, method=m), reps))
+    safe(name, "torch", lambda: run_svd(
+        name, "torch", torch, a, lambda: torch.linalg.svd(a, full_matrices=False), reps))
     if cp is not None:
         ac = cp.asarray(a)
-        safe(
-            name,
-            "cupy",
-            lambda: run_svd(
-                name, "cupy", torch, a, lambda: cp.linalg.svd(ac, full_matrices=False), reps
-            ),
-        )
+        safe(name, "cupy", lambda: run_svd(
+            name, "cupy", torch, a, lambda: cp.linalg.svd(ac, full_matrices=False), reps))
+
+
+def case_svd(gl, torch, cp, n, reps):
+    a = torch.randn(n, n, dtype=torch.float32, device="cuda")
+    svd_peers(f"svd {n}^2 fp32 thin", gl, torch, cp, a, ["auto", "gesvd", "gesvdj", "gesvdp"], reps)
 
 
 def case_svdk(gl, torch, cp, n, k, reps):
@@ -309,31 +280,7 @@ def case_beigh(gl, torch, cp, batch, n, reps):
 
 def case_bsvd(gl, torch, cp, batch, n, reps):
     a = torch.randn(batch, n, n, dtype=torch.float32, device="cuda")
-    name = f"batched svd {batch}x{n}^2 fp32"
-    for m in ("auto", "gesvdj", "gesvda"):
-        safe(
-            name,
-            f"gpula method={m}",
-            lambda m=m: run_svd(
-                name, f"gpula method={m}", torch, a, lambda: gl.linalg.svd(a, method=m), reps
-            ),
-        )
-    safe(
-        name,
-        "torch",
-        lambda: run_svd(
-            name, "torch", torch, a, lambda: torch.linalg.svd(a, full_matrices=False), reps
-        ),
-    )
-    if cp is not None:
-        ac = cp.asarray(a)
-        safe(
-            name,
-            "cupy",
-            lambda: run_svd(
-                name, "cupy", torch, a, lambda: cp.linalg.svd(ac, full_matrices=False), reps
-            ),
-        )
+    svd_peers(f"batched svd {batch}x{n}^2 fp32", gl, torch, cp, a, ("auto", "gesvdj", "gesvda"), reps)
 
 
 def case_bchol(gl, torch, cp, batch, n, reps):
@@ -411,9 +358,7 @@ def cpu_ops(impl, n):
 def blas_core(impl):
     """The OpenBLAS kernel set ("core") the implementation runs, as its library reports it."""
     if impl == "gpula cpu":
-        import gpula as gl
-
-        d = gl.devices()["description"]
+        d = gpula_description()
         return d.split("(core ", 1)[1].split(",", 1)[0] if "(core " in d else "?"
     try:
         import threadpoolctl
@@ -434,9 +379,9 @@ def cpu_child(impl, n, reps):
     core = blas_core(impl)
     for what, fn in cpu_ops(impl, n):
         try:
-            out.append({"what": what, "ms": cpu_time(fn, reps)[0], "core": core})
+            out.append({"what": what, "ms": host_time(fn, reps).ms, "core": core})
         except Exception as e:  # noqa: BLE001
-            out.append({"what": what, "ms": None, "error": f"{type(e).__name__}: {str(e)[:160]}"})
+            out.append({"what": what, "ms": None, "error": error_text(e, 160)})
     print(json.dumps(out))
 
 
@@ -619,12 +564,7 @@ def summary_lines():
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("--json")
-    p.add_argument("--summary")
-    p.add_argument("--quick", action="store_true")
+    p = arg_parser(__doc__)
     p.add_argument(
         "--cases",
         default=os.environ.get("GPULA_BENCH_LINALG_CASES", "cholesky,solve,svd,svdk,eighk,beigh,bsvd,bchol,cpu"),
@@ -644,19 +584,9 @@ def main(argv=None):
 
     q = args.quick
     reps = 2 if q else 5
-    torch = cp = None
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            torch = None
-    except ImportError:
-        torch = None
+    torch = cuda_torch(report=False)
     if torch is not None:
-        try:
-            import cupy as cp
-        except ImportError:
-            cp = None
+        cp = try_import("cupy")[0]
         torch.manual_seed(0)
         dev = torch.cuda.get_device_name()
         log(f"GPU: {dev}")
@@ -680,35 +610,25 @@ def main(argv=None):
         log("no CUDA torch: GPU cases skipped")
     if "cpu" in cases:
         case_cpu(gl, 512 if q else 2048, 3 if q else 5)
-    date = datetime.date.today().isoformat()
-    table = [
-        f"## Dense linear algebra, {date}, {dev}{' (quick sizes)' if q else ''}",
-        "",
-        "| case | implementation | ms (median) | accuracy |",
-        "|---|---|---|---|",
-    ]
+    date = today()
+    table = [f"## Dense linear algebra, {date}, {dev}{' (quick sizes)' if q else ''}", ""]
+    rows = []
     for r in ROWS:
         acc = ", ".join(
             f"{k} {v:.2e}" if isinstance(v, float) else f"{k} {v}"
             for k, v in r.items()
             if k not in ("case", "impl", "ms")
         )
-        ms = "n/a" if r["ms"] is None else f"{r['ms']:.3f}"
-        table.append(f"| {r['case']} | {r['impl']} | {ms} | {acc} |")
+        rows.append([r["case"], r["impl"], fmt(r["ms"], ".3f"), acc])
+    table += md_table(["case", "implementation", "ms (median)", "accuracy"], rows)
     summary = summary_lines()
     log("\n".join(table))
     log("\n".join(summary))
     if not q and torch is not None:
-        os.makedirs(args.results_dir, exist_ok=True)
-        slug = "h200" if "H200" in dev else "gpu"
-        with open(os.path.join(args.results_dir, f"{date}-{slug}-linalg.md"), "w") as fh:
-            fh.write("\n".join(table + ["", "```"] + summary + ["```", ""]))
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"date": date, "device": dev, "rows": ROWS}, fh, indent=1)
-    if args.summary:
-        with open(args.summary, "a") as fh:
-            fh.write("\n".join(summary) + "\n")
+        write_result(args.results_dir, f"{date}-{device_slug(dev)}-linalg.md",
+                     "\n".join(table + ["", "```"] + summary + ["```", ""]))
+    save_json(args.json, {"date": date, "device": dev, "rows": ROWS})
+    append_summary(args.summary, summary)
     return 0
 
 

@@ -23,197 +23,51 @@ Benchmarks report; they never assert times.
 """
 from __future__ import annotations
 
-import argparse
 import datetime
-import importlib
-import json
-import math
 import os
 import signal
-import statistics
-import subprocess
 import sys
 import time
-import traceback
 
 os.environ.pop("CUPY_TF32", None)  # fp32 must mean full fp32 for cupy; tf32 is set per case
 
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+from bench_matmul_mlp import (  # noqa: E402
+    MLP_READINGS,
+    MLP_SHAPES,
+    autotune_section,
+    mlp_case,
+    mlp_describe,
+    mlp_distinct,
+)
+from common import (
+    NA,
+    Stopped,
+    arg_parser,  # noqa: E402
+    first,
+    free_memory,
+    free_plans,
+    group_rows,
+    host_overhead,
+    log,
+    nvidia_smi,
+    randn,
+    rel_err,
+    save_json,
+    stop_on_sigterm,
+    time_group,
+    try_import,
+    versions,
+    warn,
+)
 
-NA = "n/a"
-
-
-def _try_import(name, *submodules):
-    """(module, None), or (None, why) when it cannot be imported: its rows then read n/a."""
-    try:
-        mod = importlib.import_module(name)
-        for sub in submodules:
-            importlib.import_module(sub)
-        return mod, None
-    except Exception as e:  # noqa: BLE001 - any import failure means "not available"
-        return None, f"{type(e).__name__}: {e}"
-
-
-gl, GL_ERR = _try_import("gpula")
-cp, CP_ERR = _try_import("cupy")
-nvm, NVM_ERR = _try_import("nvmath", "nvmath.linalg.advanced")
-
-
-def log(*args):
-    print(*args, flush=True)
-
-
-def warn(where, exc):
-    """A failed case: one line on stdout, the traceback on stderr (the full log keeps both)."""
-    msg = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
-    log(f"  [{where}] n/a: {msg}")
-    traceback.print_exc(file=sys.stderr)
-    return msg
-
-
-# ---------------------------------------------------------------------------------------------
-# timing
-
-
-def _sync():
-    torch.cuda.synchronize()
-
-
-def time_group(fns, *, target_ms, repeats, warmup_ms=60.0):
-    """fns: {name: callable(i)}. Times each in interleaved rounds with CUDA events.
-
-    Returns {name: {"ms": median, "spread": (max-min)/median, "iters": n}} or an "error" entry.
-    """
-    ev = {}
-    iters = {}
-    out = {}
-    for name, fn in list(fns.items()):
-        try:
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            fn(0)
-            _sync()
-            s.record()
-            for i in range(3):
-                fn(i)
-            e.record()
-            e.synchronize()
-            est = max(s.elapsed_time(e) / 3, 1e-3)
-            for i in range(int(min(max(warmup_ms / est, 1), 2000))):
-                fn(i)
-            _sync()
-            ev[name] = (s, e)
-            iters[name] = int(min(max(target_ms / est, 3), 5000))
-        except Exception as exc:  # noqa: BLE001
-            out[name] = {"error": warn(name, exc)}
-    samples = {name: [] for name in ev}
-    for _ in range(repeats):
-        for name in list(samples):
-            fn, (s, e), n = fns[name], ev[name], iters[name]
-            try:
-                s.record()
-                for i in range(n):
-                    fn(i)
-                e.record()
-                e.synchronize()
-                samples[name].append(s.elapsed_time(e) / n)
-            except Exception as exc:  # noqa: BLE001
-                out[name] = {"error": warn(name, exc)}
-                del samples[name]
-    for name, v in samples.items():
-        med = statistics.median(v)
-        out[name] = {"ms": med, "spread": (max(v) - min(v)) / med, "iters": iters[name]}
-    return out
-
-
-def host_overhead(call, *, n_calls, repeats, burst=256, bursts=40):
-    """Per-call cost of `call(i)` in microseconds, median over repeats:
-    us_per_call: host clock over n_calls plus one final synchronize, / n_calls;
-    host_enqueue_us: host clock over bursts of `burst` calls (under the launch queue's depth),
-      the synchronize left out: the host-side cost alone;
-    device_us_per_call: CUDA events around the n_calls, / n_calls."""
-    t0 = time.perf_counter()
-    for i in range(200):
-        call(i)
-    _sync()
-    per_call = (time.perf_counter() - t0) / 200
-    # Slow calls (tens of microseconds) get fewer calls, so that a repeat stays near 0.3 s.
-    n_calls = int(min(n_calls, max(1000, 0.3 / per_call)))
-    bursts = int(min(bursts, max(8, 0.2 / (burst * per_call))))
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    wall, dev, enq = [], [], []
-    for _ in range(repeats):
-        _sync()
-        s.record()
-        t0 = time.perf_counter()
-        for i in range(n_calls):
-            call(i)
-        e.record()
-        _sync()
-        t1 = time.perf_counter()
-        wall.append((t1 - t0) / n_calls * 1e6)
-        dev.append(s.elapsed_time(e) * 1e3 / n_calls)
-        tot = 0.0
-        for _b in range(bursts):
-            _sync()
-            t0 = time.perf_counter()
-            for i in range(burst):
-                call(i)
-            tot += time.perf_counter() - t0
-        _sync()
-        enq.append(tot / (bursts * burst) * 1e6)
-    return {
-        "calls": n_calls,
-        "us_per_call": statistics.median(wall),
-        "host_enqueue_us": statistics.median(enq),
-        "device_us_per_call": statistics.median(dev),
-    }
+gl, GL_ERR = try_import("gpula")
+cp, CP_ERR = try_import("cupy")
+nvm, NVM_ERR = try_import("nvmath", "nvmath.linalg.advanced")
 
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-def rel_err(out, ref):
-    try:
-        if isinstance(out, tuple):
-            out = out[0]
-        if not isinstance(out, torch.Tensor):
-            out = torch.from_dlpack(out)
-        d = out.to(torch.float64)
-        if d.shape != ref.shape:
-            return float("nan")
-        if not torch.isfinite(d).all():
-            return float("inf")
-        return float(torch.linalg.vector_norm(d - ref) / torch.linalg.vector_norm(ref))
-    except Exception as exc:  # noqa: BLE001
-        warn("rel_err", exc)
-        return float("nan")
-
-
-def first(r):
-    """gpula returns (result, aux) when an epilogue writes aux outputs; keep the result."""
-    return r[0] if isinstance(r, tuple) else r
-
-
-def randn(shape, dtype, gen):
-    return torch.randn(shape, device="cuda", dtype=torch.float32, generator=gen).to(dtype)
-
-
-def free_memory():
-    _sync()
-    torch.cuda.empty_cache()
-
-
-def nvidia_smi():
-    try:
-        q = "name,clocks.sm,clocks.mem,temperature.gpu,power.draw,power.limit"
-        return subprocess.run(
-            ["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=20,
-        ).stdout.strip()
-    except Exception as exc:  # noqa: BLE001
-        return f"n/a ({exc})"
 
 
 class CupyTF32:
@@ -242,9 +96,6 @@ def torch_precision(mode):
 def to_cupy(t):
     return cp.from_dlpack(t)
 
-
-def nvm_stream():
-    return torch.cuda.current_stream()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,7 +169,7 @@ def gemm_case(res, args, dt):
             try:
                 mm = nvm.linalg.advanced.Matmul(
                     a, b, quantization_scales={"a": 1.0, "b": 1.0},
-                    options={"result_type": nvm.CudaDataType.CUDA_R_16BF}, stream=nvm_stream())
+                    options={"result_type": nvm.CudaDataType.CUDA_R_16BF}, stream=torch.cuda.current_stream())
                 cleanup.append(mm)
                 mm.plan()
                 fns["nvmath"] = lambda i: mm.execute()
@@ -354,7 +205,7 @@ def gemm_case(res, args, dt):
                 opts = {}
                 if dt == "tf32":
                     opts["compute_type"] = nvm.linalg.ComputeType.COMPUTE_32F_FAST_TF32
-                mm = nvm.linalg.advanced.Matmul(a, b, options=opts or None, stream=nvm_stream())
+                mm = nvm.linalg.advanced.Matmul(a, b, options=opts or None, stream=torch.cuda.current_stream())
                 cleanup.append(mm)
                 mm.plan()
                 fns["nvmath"] = lambda i: mm.execute()
@@ -388,25 +239,15 @@ def gemm_case(res, args, dt):
         if tf32_cupy:
             tf32_cupy.__exit__()
         torch_precision("highest")
-    for mm in cleanup:
-        try:
-            mm.free()
-        except Exception:  # noqa: BLE001
-            pass
+    free_plans(cleanup)
 
     flops = 2.0 * M * N * K
     base = times.get("torch", {}).get("ms")
-    order = ["gpula", "torch", "torch_fast_accum", "cupy", "nvmath"]
-    for lib in order:
-        t = times.get(lib, {})
-        row = {"dtype": dt, "m": M, "n": N, "k": K, "lib": lib, "note": notes.get(lib, "")}
-        if "ms" in t:
-            row.update(ms=t["ms"], spread=t["spread"], tflops=flops / (t["ms"] * 1e-3) / 1e12,
-                       vs_torch=(base / t["ms"]) if base else None, rel_err=outs.get(lib))
-        elif lib in notes or lib in t:
-            row["error"] = t.get("error") or notes.get(lib) or NA
-        else:
-            continue
+    rows = group_rows(["gpula", "torch", "torch_fast_accum", "cupy", "nvmath"], times, notes,
+                      {"dtype": dt, "m": M, "n": N, "k": K}, flops,
+                      lambda lib, ms: {"vs_torch": (base / ms) if base else None,
+                                       "rel_err": outs.get(lib)})
+    for row in rows:
         res["gemm"].append(row)
         log("  " + fmt_gemm_row(row))
     if dt == "bf16" and base:
@@ -420,137 +261,6 @@ def fmt_gemm_row(r):
     return (f"{r['dtype']:5s} {r['lib']:17s} {r['ms']:9.4f} ms {r['tflops']:8.1f} TFLOP/s "
             f"vs torch {vs:>7s}  rel_err {r['rel_err']:.2e}  spread {100 * r['spread']:.1f}%")
 
-
-MLP_SHAPES = [(8192, 4096, 4096), (32768, 1024, 4096), (65536, 512, 2048)]
-# Two readings of a shape "a x b x c" for y = act(x @ W + b), x: (M, K), W: (K, N), bias: (N,).
-# "MxNxK" is issue 2's table: 65536x512x2048 is N = 512 outputs from K = 2048 inputs. "MxKxN"
-# is the usual MLP reading tokens x d_in x d_out: 65536x512x2048 is the up-projection 512 -> 2048.
-MLP_READINGS = {
-    "MxNxK": "M x N x K",
-    "MxKxN": "M x K x N (up-projection: d_in=K -> d_out=N)",
-}
-
-
-def mlp_dims(shape, reading):
-    """(M, N, K) of the product for one reading of shape (a, b, c); see MLP_READINGS."""
-    a, b, c = shape
-    if reading == "MxNxK":
-        return a, b, c
-    if reading == "MxKxN":
-        return a, c, b
-    raise ValueError(f"unknown MLP reading {reading!r} (known: {', '.join(MLP_READINGS)})")
-
-
-def mlp_describe(shape, reading):
-    """'65536x512x2048: x 65536x512, W 512x2048' for the reading MxKxN."""
-    M, N, K = mlp_dims(shape, reading)
-    return f"{'x'.join(map(str, shape))}: x {M}x{K}, W {K}x{N}"
-
-
-def mlp_distinct(shape, reading):
-    """False where `reading` gives the same product as M x N x K (a x b x b): not run twice."""
-    return reading == "MxNxK" or mlp_dims(shape, reading) != mlp_dims(shape, "MxNxK")
-
-
-def mlp_inputs(M, N, K, seed):
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    x = randn((M, K), torch.bfloat16, gen)
-    w = randn((K, N), torch.bfloat16, gen) * (1.0 / math.sqrt(K))  # keep activations O(1)
-    bias = randn((N,), torch.bfloat16, gen)
-    return x, w, bias
-
-
-def mlp_ref(x, w, bias, act):
-    y = x.to(torch.float64) @ w.to(torch.float64) + bias.to(torch.float64)
-    return torch.relu(y) if act == "relu" else F.gelu(y, approximate="tanh")
-
-
-def mlp_case(res, args, shape, reading, act):
-    """Times y = act(x @ W + b) for `shape` read as `reading` (MLP_READINGS); the rows keep the
-    shape as given ("shape", "reading") and the product's own dimensions ("m", "n", "k")."""
-    free_memory()
-    M, N, K = mlp_dims(shape, reading)
-    x, w, bias = mlp_inputs(M, N, K, seed=M + N + K + (0 if act == "relu" else 1))
-    ref = mlp_ref(x, w, bias, act)
-    use_gelu = act == "gelu"
-    fns, notes, errs, transposed = {}, {}, {}, set()
-    cleanup = []
-    if gl is not None:
-        try:
-            ep = gl.Epilog.GELU_BIAS if use_gelu else gl.Epilog.RELU_BIAS
-            fns["gpula"] = lambda i: gl.matmul(x, w, epilog=ep, epilog_inputs={"bias": bias})
-            notes["gpula"] = f"gl.matmul epilog={'GELU_BIAS' if use_gelu else 'RELU_BIAS'}"
-        except Exception as exc:  # noqa: BLE001
-            notes["gpula"] = warn("gpula mlp", exc)
-    fns["addmm_act"] = lambda i: torch._addmm_activation(bias, x, w, use_gelu=use_gelu)
-    notes["addmm_act"] = "torch._addmm_activation (cuBLASLt epilogue; GELU = tanh approx.)"
-    if use_gelu:
-        fns["unfused"] = lambda i: F.gelu(torch.matmul(x, w) + bias, approximate="tanh")
-        notes["unfused"] = "gelu(matmul(x, w) + b, approximate='tanh')"
-    else:
-        fns["unfused"] = lambda i: torch.relu(torch.matmul(x, w) + bias)
-        notes["unfused"] = "relu(matmul(x, w) + b)"
-    if nvm is not None:
-        try:
-            E = nvm.linalg.advanced.MatmulEpilog
-            # nvmath's bias runs along the result's rows (length M), so compute y^T = W^T x^T.
-            mm = nvm.linalg.advanced.Matmul(w.T, x.T, stream=nvm_stream())
-            cleanup.append(mm)
-            mm.plan(epilog=E.GELU_BIAS if use_gelu else E.RELU_BIAS, epilog_inputs={"bias": bias})
-            fns["nvmath"] = lambda i: mm.execute()
-            transposed.add("nvmath")
-            notes["nvmath"] = "Matmul(W.T, x.T) planned once, epilog *_BIAS; result is y.T"
-        except Exception as exc:  # noqa: BLE001
-            notes["nvmath"] = warn("nvmath mlp", exc)
-    keep = []  # outputs stay alive until all are checked (see gemm_case)
-    for name, fn in list(fns.items()):
-        try:
-            out = first(fn(0))
-            keep.append(out)
-            errs[name] = rel_err(out.T if name in transposed else out, ref)
-        except Exception as exc:  # noqa: BLE001
-            notes[name] = warn(f"mlp {name}", exc)
-            del fns[name]
-    del keep
-    times = time_group(fns, target_ms=args.target_ms, repeats=args.repeats)
-    for mm in cleanup:
-        try:
-            mm.free()
-        except Exception:  # noqa: BLE001
-            pass
-
-    flops = 2.0 * M * N * K
-    nbytes = 2.0 * (M * K + K * N + N + M * N)
-    peak = res["ceilings"].get("bf16_tflops_torch")
-    bw = res["ceilings"].get("copy_tb_s")
-    floor_ms = max(flops / (peak * 1e12), nbytes / (bw * 1e12)) * 1e3 if peak and bw else None
-    t_g = times.get("gpula", {}).get("ms")
-    for lib in ["gpula", "addmm_act", "unfused", "nvmath"]:
-        t = times.get(lib, {})
-        row = {"shape": "x".join(map(str, shape)), "reading": reading, "m": M, "n": N, "k": K,
-               "act": act, "lib": lib, "note": notes.get(lib, "")}
-        if "ms" in t:
-            row.update(ms=t["ms"], spread=t["spread"], tflops=flops / (t["ms"] * 1e-3) / 1e12,
-                       rel_err=errs.get(lib),
-                       gpula_speedup=(t["ms"] / t_g) if t_g else None,
-                       of_floor=(floor_ms / t["ms"]) if floor_ms else None)
-        elif lib in notes or lib in t:
-            row["error"] = t.get("error") or notes.get(lib) or NA
-        else:
-            continue
-        res["mlp"].append(row)
-        log("  " + fmt_mlp_row(row))
-    res["mlp_floor_ms"][f"{M}x{N}x{K}"] = floor_ms  # keyed by the product's own M x N x K
-
-
-def fmt_mlp_row(r):
-    head = f"{r['shape']:>17s} {r.get('reading', 'MxNxK')} {r['act']:4s} {r['lib']:9s}"
-    if "ms" not in r:
-        return f"{head} n/a ({r.get('error', '')})"
-    sp = f"{r['gpula_speedup']:.3f}x" if r.get("gpula_speedup") else NA
-    fl = f"{100 * r['of_floor']:.0f}%" if r.get("of_floor") else NA
-    return (f"{head} {r['ms']:8.4f} ms {r['tflops']:7.1f} TFLOP/s gpula speedup {sp:>7s} "
-            f"of floor {fl:>4s} rel_err {r['rel_err']:.2e} spread {100 * r['spread']:.1f}%")
 
 
 def overhead_section(res, args):
@@ -579,7 +289,7 @@ def overhead_section(res, args):
         if dt_name == "f32":
             if nvm is not None:
                 try:
-                    nmm = nvm.linalg.advanced.Matmul(A[0], B[0], stream=nvm_stream())
+                    nmm = nvm.linalg.advanced.Matmul(A[0], B[0], stream=torch.cuda.current_stream())
                     nmm.plan()
                     cases["nvmath_planned_execute"] = (lambda i: nmm.execute(),
                                                        "nvmath Matmul planned once; execute()")
@@ -616,107 +326,11 @@ def overhead_section(res, args):
                 row["error"] = warn(f"overhead {name}", exc)
             res["overhead"].append(row)
         if dt_name == "f32" and nvm is not None and "nvmath_planned_execute" in cases:
-            try:
-                nmm.free()
-            except Exception:  # noqa: BLE001
-                pass
+            free_plans([nmm])
         free_memory()
-
-
-def autotune_section(res, args):
-    if gl is None:
-        res["autotune"].append({"case": "all", "error": f"gpula not importable: {GL_ERR}"})
-        return
-    S = args.gemm_size
-    cases = [("bf16 %d^3" % S, S, S, S, None)]
-    for (M, N, K) in args.mlp_shapes:
-        for act in ("relu", "gelu"):
-            cases.append((f"{M}x{N}x{K} {act}", M, N, K, act))
-    for label, M, N, K, act in cases:
-        row = {"case": label}
-        try:
-            if act is None:
-                gen = torch.Generator(device="cuda").manual_seed(300)
-                x = randn((M, K), torch.bfloat16, gen)
-                w = randn((K, N), torch.bfloat16, gen)
-                plan_kw = {}
-                ref = x.to(torch.float64) @ w.to(torch.float64)
-            else:
-                x, w, bias = mlp_inputs(M, N, K, seed=400 + M + (0 if act == "relu" else 1))
-                ep = gl.Epilog.GELU_BIAS if act == "gelu" else gl.Epilog.RELU_BIAS
-                plan_kw = {"epilog": ep, "epilog_inputs": {"bias": bias}}
-                ref = mlp_ref(x, w, bias, act)
-            with gl.Matmul(x, w) as heur, gl.Matmul(x, w) as tuned:
-                heur.plan(**plan_kw)
-                cands = tuned.plan(**plan_kw)
-                t0 = time.perf_counter()
-                chosen = tuned.autotune(iterations=args.autotune_iterations)
-                row["autotune_s"] = time.perf_counter() - t0
-                row["candidates"] = len(cands) if cands is not None else None
-                row["chosen"] = _describe(chosen)
-                out_h, out_t = first(heur.execute()), first(tuned.execute())
-                row["rel_err_heuristic"] = rel_err(out_h, ref)
-                row["rel_err_autotuned"] = rel_err(out_t, ref)
-                del out_h, out_t
-                t = time_group({"heuristic": lambda i: heur.execute(),
-                                "autotuned": lambda i: tuned.execute()},
-                               target_ms=args.target_ms, repeats=args.repeats)
-            th, ta = t["heuristic"], t["autotuned"]
-            row.update(heuristic_ms=th["ms"], autotuned_ms=ta["ms"],
-                       spread=max(th["spread"], ta["spread"]),
-                       speedup=th["ms"] / ta["ms"])
-            log(f"  {label:24s} heuristic {th['ms']:8.4f} ms  autotuned {ta['ms']:8.4f} ms  "
-                f"heuristic/autotuned {row['speedup']:.3f}  spread {100 * row['spread']:.1f}%  "
-                f"({row['candidates']} candidates, {row['autotune_s']:.2f} s; {row['chosen']})")
-            del x, w, ref
-        except Exception as exc:  # noqa: BLE001
-            row["error"] = warn(f"autotune {label}", exc)
-        res["autotune"].append(row)
-        free_memory()
-
-
-def _describe(algo):
-    if algo is None:
-        return ""
-    if isinstance(algo, dict):
-        return str(algo.get("description") or algo)
-    d = getattr(algo, "describe", None)
-    try:
-        return d() if callable(d) else str(algo)
-    except Exception:  # noqa: BLE001
-        return str(algo)
 
 
 # ---------------------------------------------------------------------------------------------
-
-
-def versions():
-    v = {"python": sys.version.split()[0], "torch": torch.__version__,
-         "cuda_runtime (torch)": torch.version.cuda}
-    v["gpula"] = getattr(gl, "__version__", "?") if gl is not None else f"n/a ({GL_ERR})"
-    v["cupy"] = cp.__version__ if cp is not None else f"n/a ({CP_ERR})"
-    v["nvmath-python"] = nvm.__version__ if nvm is not None else f"n/a ({NVM_ERR})"
-    from importlib import metadata
-
-    for dist in ("cuda-core", "cuda-bindings", "cuda-pathfinder"):  # what nvmath-python needs
-        try:
-            v[dist] = metadata.version(dist)
-        except Exception:  # noqa: BLE001
-            v[dist] = "not installed"
-    if gl is not None:
-        try:
-            v["gpula devices"] = gl.devices()["description"]
-        except Exception as exc:  # noqa: BLE001
-            v["gpula devices"] = f"n/a ({exc})"
-    return v
-
-
-def save(res, path):
-    if path:
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(res, f, indent=1, default=str)
-        os.replace(tmp, path)
 
 
 def guarded(fn, res, *args):
@@ -730,24 +344,13 @@ def guarded(fn, res, *args):
             free_memory()
         except Exception:  # noqa: BLE001
             pass
-    save(res, args[0].json)
-
-
-class Stopped(BaseException):
-    """SIGTERM (e.g. from `timeout`): stop, keep what was measured."""
-
-
-def _on_sigterm(signum, frame):
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # `timeout` signals the process group too
-    raise Stopped()
+    save_json(args[0].json, res)
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--json", help="write all results here")
+    p = arg_parser(__doc__, summary=False, quick="small sizes and few repeats (smoke test)")
     p.add_argument("--sections", default="ceil,gemm,mlp,overhead,autotune")
     p.add_argument("--dtypes", default=",".join(GEMM_DTYPES))
-    p.add_argument("--quick", action="store_true", help="small sizes and few repeats (smoke test)")
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--target-ms", type=float, default=40.0, help="device time per timed block")
     p.add_argument("--overhead-calls", type=int, default=10000)
@@ -783,9 +386,7 @@ def main(argv=None):
     if not torch.cuda.is_available():
         log("no CUDA device: nothing to benchmark")
         meta["skipped"] = "no CUDA device"
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(res, f, indent=1)
+        save_json(args.json, res)
         return 0
     prop = torch.cuda.get_device_properties(0)
     meta["device"] = prop.name
@@ -796,8 +397,8 @@ def main(argv=None):
     for k, v in meta["versions"].items():
         log(f"  {k}: {v}")
     t_start = time.perf_counter()
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    save(res, args.json)
+    stop_on_sigterm()
+    save_json(args.json, res)
 
     try:
         if "ceil" in sections:
@@ -830,10 +431,10 @@ def main(argv=None):
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         meta["seconds"] = time.perf_counter() - t_start
-        save(res, args.json)
+        save_json(args.json, res)
         if "stopped" not in meta:
             meta["nvidia_smi_after"] = nvidia_smi()
-            save(res, args.json)
+            save_json(args.json, res)
         log(f"done in {meta['seconds']:.0f} s; nvidia-smi after: {meta.get('nvidia_smi_after')}")
     return 143 if "stopped" in meta else 0
 

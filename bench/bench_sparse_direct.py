@@ -17,28 +17,18 @@ DIR and prints summary lines. Never asserts.
 from __future__ import annotations
 
 import argparse
-import datetime
 import multiprocessing as mp
-import os
 import queue
 import statistics
 import time
 
 import numpy as np
-import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-
-
-def poisson(m: int) -> sp.csr_matrix:
-    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m))
-    e = sp.identity(m)
-    a = (sp.kron(t, e) + sp.kron(e, t)).tocsr()
-    a.sort_indices()
-    return a
+from common import Events, fmt, gpu_cupy, md_table, poisson2d, today, write_result
 
 
 def _scipy_child(m, q):
-    a = poisson(m)
+    a = poisson2d(m)
     b = np.ones(a.shape[0])
     t0 = time.perf_counter()
     x = spla.spsolve(a, b)
@@ -107,28 +97,22 @@ def time_gpula_cpu(a, b, repeats, assume="gen"):
 
 
 def _cupyx_child(m, repeats, q):
-    try:
-        import cupy as cp
-        import cupyx.scipy.sparse as csp
-        import cupyx.scipy.sparse.linalg as cspla
-
-        if cp.cuda.runtime.getDeviceCount() == 0:
-            q.put(None)
-            return
-    except Exception:
+    cp = gpu_cupy(report=False)
+    if cp is None:
         q.put(None)
         return
-    a = poisson(m)
+    import cupyx.scipy.sparse as csp
+    import cupyx.scipy.sparse.linalg as cspla
+
+    a = poisson2d(m)
     da = csp.csr_matrix(a)
     db = cp.asarray(np.ones(a.shape[0]))
-    times = []
+    times, ev = [], Events("cupy")
     for _ in range(repeats + 1):  # the first is the warm-up
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
+        ev.record()
         cspla.spsolve(da, db)
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+        times.append(ev.stop() / 1e3)
+        # After each call, so that a child stopped at the timeout leaves what it measured.
         q.put(statistics.median(times[1:]) if len(times) > 1 else times[0])
 
 
@@ -157,28 +141,16 @@ def time_gpula_gpu(a, b, repeats, assume="gen", ordering="auto"):
     solver's construction included) and refactorize + solve with new values of the same pattern,
     CUDA events: (first, refactorize, residual, the ordering used). None without a GPU or in a
     build without cuDSS."""
-    try:
-        import cupy as cp
-        import cupyx.scipy.sparse as csp
-
-        import gpula as gl
-
-        if cp.cuda.runtime.getDeviceCount() == 0:
-            return None
-    except Exception:
+    cp = gpu_cupy(report=False)
+    if cp is None:
         return None
+    import cupyx.scipy.sparse as csp
+
+    import gpula as gl
+
     da = csp.csr_matrix(a)
     db = cp.asarray(b)
-
-    def events():
-        s, e = cp.cuda.Event(), cp.cuda.Event()
-        s.record()
-        return s, e
-
-    def done(s, e):
-        e.record()
-        e.synchronize()
-        return cp.cuda.get_elapsed_time(s, e) / 1e3
+    ev = Events("cupy")
 
     try:
         opts = {"assume_a": assume, "ordering": ordering}
@@ -186,7 +158,7 @@ def time_gpula_gpu(a, b, repeats, assume="gen", ordering="auto"):
         warm.plan(); warm.factorize(); warm.solve(); warm.free()
         firsts, refacs, phases, x = [], [], [], None
         for r in range(repeats):
-            s, e = events()
+            ev.record()
             t0 = time.perf_counter()
             solver = gl.sparse.DirectSolver(da, db, opts)
             solver.plan()
@@ -194,13 +166,13 @@ def time_gpula_gpu(a, b, repeats, assume="gen", ordering="auto"):
             solver.factorize()
             t2 = time.perf_counter()
             x = solver.solve()
-            firsts.append(done(s, e))
+            firsts.append(ev.stop() / 1e3)
             used = solver.ordering
             phases.append((t1 - t0, t2 - t1, time.perf_counter() - t2))
             a2 = csp.csr_matrix(a * (1.0 + 0.01 * (r + 1)))
-            s, e = events()
+            ev.record()
             solver.reset_operands(a=a2); solver.factorize(); solver.solve()
-            refacs.append(done(s, e))
+            refacs.append(ev.stop() / 1e3)
             solver.free()
         resid = float(cp.linalg.norm(da @ x - db) / cp.linalg.norm(db))
         p = phases[firsts.index(sorted(firsts)[len(firsts) // 2])]
@@ -222,7 +194,7 @@ def main(argv=None):
     p.add_argument("--out", default=None)
     p.add_argument("--no-umfpack", action="store_true", help="skip the assume_a='gen' (UMFPACK) run")
     args = p.parse_args(argv)
-    a = poisson(args.m)
+    a = poisson2d(args.m)
     n, nnz = a.shape[0], a.nnz
     b = np.ones(n)
     t0 = time.perf_counter()
@@ -245,10 +217,7 @@ def main(argv=None):
     progress(f"scipy spsolve: {t_scipy}")
     t_cupyx, cupyx_timed_out = time_cupyx(args.m, args.repeats, args.cupyx_timeout)
     progress(f"cupyx spsolve: {t_cupyx}{' (stopped at the timeout)' if cupyx_timed_out else ''}")
-    date = datetime.date.today().isoformat()
-
-    def fmt(t):
-        return "n/a" if t is None else f"{t:.3f}"
+    date = today()
 
     rows = [
         ("gpula CPU pos (CHOLMOD) plan+factorize+solve", first, f"residual {resid:.1e}"),
@@ -274,9 +243,8 @@ def main(argv=None):
         ("gpula GPU gen (cuDSS) refactorize+solve (median)", g_gen and g_gen[1],
          f"{g_gen[1] / g_gen[0]:.2f} of the first solve" if g_gen else ""),
     ]
-    md = [f"# Sparse direct solve, 2-D Poisson 5-point, n = {n}, nnz = {nnz}, float64 ({date})", "",
-          "| solver | seconds | note |", "|---|---|---|"]
-    md += [f"| {r[0]} | {fmt(r[1])} | {r[2]} |" for r in rows]
+    md = [f"# Sparse direct solve, 2-D Poisson 5-point, n = {n}, nnz = {nnz}, float64 ({date})", ""]
+    md += md_table(["solver", "seconds", "note"], [(r[0], fmt(r[1]), r[2]) for r in rows])
     summary = [f"sparse direct (Poisson n={n}): gpula CPU pos (CHOLMOD) first {fmt(first)} s, "
                f"refactorize+solve {fmt(refac)} s ({refac / first:.2f}x of first, target <= 0.25)",
                f"sparse direct: gpula CPU gen (UMFPACK) first {fmt(umf and umf[0])} s, "
@@ -294,9 +262,7 @@ def main(argv=None):
             summary.append(f"sparse direct: gpula GPU {label} (cuDSS) n/a (no GPU or built without cuDSS)")
     text = "\n".join(md) + "\n\n```\n" + "\n".join(summary) + "\n```\n"
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, f"{date}-sparse-direct.md"), "w") as fh:
-            fh.write(text)
+        write_result(args.out, f"{date}-sparse-direct.md", text)
     print(text, flush=True)
 
 

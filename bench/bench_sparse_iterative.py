@@ -21,30 +21,24 @@ Budget: ~90 s on the H200 host (16 cores). Times are reported, never asserted.
 # ruff: noqa: B023 (the lambdas are called inside the loop that defines them)
 from __future__ import annotations
 
-import argparse
-import datetime
-import json
-import statistics
 import sys
-import time
 
 import numpy as np
 import scipy.sparse as sps
 import scipy.sparse.linalg as ssl
-
-
-def poisson2d(g):
-    t = sps.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(g, g))
-    i = sps.identity(g)
-    return (sps.kron(i, t) + sps.kron(t, i)).tocsr()
-
-
-def poisson3d(g):
-    t = sps.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(g, g))
-    i = sps.identity(g)
-    return (
-        sps.kron(sps.kron(i, i), t) + sps.kron(sps.kron(i, t), i) + sps.kron(sps.kron(t, i), i)
-    ).tocsr()
+from common import (
+    append_summary,
+    arg_parser,
+    device_time,
+    fmt,
+    gpu_cupy,
+    host_time,
+    md_table,
+    poisson2d,
+    poisson3d,
+    save_json,
+    today,
+)
 
 
 def convection_diffusion(g, peclet=20.0):
@@ -56,15 +50,15 @@ def convection_diffusion(g, peclet=20.0):
 
 
 def counted(fn, repeats):
-    """Median seconds, and (x, info, iterations) of the last run."""
-    times, out = [], None
-    for _ in range(repeats + 1):
+    """Median seconds after a warm-up, and (x, info, iterations) of the last run."""
+
+    def run():
         its = [0]
-        t0 = time.perf_counter()
         x, info = fn(lambda xk: its.__setitem__(0, its[0] + 1))
-        times.append(time.perf_counter() - t0)
-        out = (x, info, its[0])
-    return statistics.median(times[1:]), out
+        return x, info, its[0]
+
+    t = host_time(run, repeats)
+    return t.ms / 1e3, t.out
 
 
 def rel(a, x, b):
@@ -137,15 +131,12 @@ def cpu_cases(rows, quick, repeats):
 
 
 def gpu_cases(rows, quick, repeats):
-    try:
-        import cupy as cp
-        import cupyx.scipy.sparse as csps
-        import cupyx.scipy.sparse.linalg as csl
-
-        cp.cuda.runtime.getDeviceCount()
-    except Exception as e:  # no CuPy or no GPU
-        print(f"cupyx peer skipped: {e}", file=sys.stderr)
+    cp = gpu_cupy()  # None: no CuPy or no GPU (said on stderr)
+    if cp is None:
         return
+    import cupyx.scipy.sparse as csps
+    import cupyx.scipy.sparse.linalg as csl
+
     import gpula.sparse.linalg as gsl
 
     def cupyx_cg(ad, bd, cb=None):
@@ -155,15 +146,8 @@ def gpu_cases(rows, quick, repeats):
             return csl.cg(ad, bd, rtol=1e-8, maxiter=20000, callback=cb)
 
     def timed(fn):
-        times, x, info = [], None, None
-        for _ in range(repeats + 1):
-            s, e = cp.cuda.Event(), cp.cuda.Event()
-            s.record()
-            x, info = fn()
-            e.record()
-            e.synchronize()
-            times.append(cp.cuda.get_elapsed_time(s, e) / 1e3)
-        return statistics.median(times[1:]) * 1e3, x, info
+        t = device_time(fn, repeats, lib="cupy")
+        return t.ms, *t.out
 
     def counted_once(fn):  # one more, untimed run whose callback counts the iterations
         its = [0]
@@ -232,21 +216,6 @@ def gpu_cases(rows, quick, repeats):
                 )
 
 
-def gpu_time(fn, repeats):
-    """Median seconds over CUDA events after a warm-up, and the last (x, info)."""
-    import cupy as cp
-
-    times, out = [], None
-    for _ in range(repeats + 1):
-        s, e = cp.cuda.Event(), cp.cuda.Event()
-        s.record()
-        out = fn()
-        e.record()
-        e.synchronize()
-        times.append(cp.cuda.get_elapsed_time(s, e) / 1e3)
-    return statistics.median(times[1:]), out
-
-
 def gpu_krylov_cases(rows, quick, repeats):
     """gpula's device-resident gmres / bicgstab / minres, and cupyx's gmres / minres."""
     import cupy as cp
@@ -275,14 +244,13 @@ def gpu_krylov_cases(rows, quick, repeats):
                 raise RuntimeError("not in this CuPy")
             maxiter = 500 if case.startswith("gmres") else 20000
             try:
-                sec, (x, info) = gpu_time(
-                    lambda: fn(ad, bd, rtol=1e-8, maxiter=maxiter, **kw), repeats
-                )
+                t = device_time(lambda: fn(ad, bd, rtol=1e-8, maxiter=maxiter, **kw), repeats,
+                                lib="cupy")
             except TypeError:  # older CuPy: tol
-                sec, (x, info) = gpu_time(
-                    lambda: fn(ad, bd, tol=1e-8, maxiter=maxiter, **kw), repeats
-                )
-            r.update(ms=sec * 1e3, info=int(info))
+                t = device_time(lambda: fn(ad, bd, tol=1e-8, maxiter=maxiter, **kw), repeats,
+                                lib="cupy")
+            x, info = t.out
+            r.update(ms=t.ms, info=int(info))
             r["residual"] = float(cp.linalg.norm(bd - ad @ x) / cp.linalg.norm(bd))
         except Exception as e:  # report, never fail the run
             print(f"{impl} {case} failed: {e!r}", file=sys.stderr)
@@ -290,12 +258,7 @@ def gpu_krylov_cases(rows, quick, repeats):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("--json")
-    p.add_argument("--summary")
-    p.add_argument("--quick", action="store_true")
+    p = arg_parser(__doc__)
     p.add_argument("--gpu-only", action="store_true", help="skip the CPU cases")
     args = p.parse_args(argv)
     rows = []
@@ -307,20 +270,13 @@ def main(argv=None):
         gpu_krylov_cases(rows, args.quick, repeats)
     except Exception as e:  # no CuPy or no GPU
         print(f"GPU gmres / bicgstab / minres skipped: {e}", file=sys.stderr)
-    date = datetime.date.today().isoformat()
-    lines = [
-        f"## Sparse iterative solvers, {date}{' (quick sizes)' if args.quick else ''}",
-        "",
-        "| case | implementation | n | ms (median) | iterations | info | ||b-Ax||/||b|| |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        ms = "n/a" if r["ms"] is None else f"{r['ms']:.1f}"
-        res = "n/a" if r["residual"] is None else f"{r['residual']:.2e}"
-        lines.append(
-            f"| {r['case']} | {r['impl']} | {r['n']} | {ms} | {r['iterations']} | {r['info']} "
-            f"| {res} |"
-        )
+    date = today()
+    lines = [f"## Sparse iterative solvers, {date}{' (quick sizes)' if args.quick else ''}", ""]
+    lines += md_table(
+        ["case", "implementation", "n", "ms (median)", "iterations", "info", "||b-Ax||/||b||"],
+        [[r["case"], r["impl"], r["n"], fmt(r["ms"], ".1f"), r["iterations"], r["info"],
+          fmt(r["residual"], ".2e")] for r in rows],
+    )
     print("\n".join(lines))
     summary = [
         "sparse iterative solvers (targets: gpula gpu cg no slower than cupyx; faster with ic0):"
@@ -331,12 +287,8 @@ def main(argv=None):
                 f"  {r['case']} n={r['n']} {r['impl']}: {r['ms']:.0f} ms, "
                 f"{r['iterations']} it, res {r['residual']:.1e}"
             )
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"date": date, "rows": rows, "table": lines}, fh, indent=1)
-    if args.summary:
-        with open(args.summary, "a") as fh:
-            fh.write("\n".join(summary) + "\n")
+    save_json(args.json, {"date": date, "rows": rows, "table": lines})
+    append_summary(args.summary, summary)
     return 0
 
 

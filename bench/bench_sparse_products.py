@@ -28,29 +28,34 @@ skipped with a note on stderr.
 # ruff: noqa: B023 (the closures are called inside the loop that defines them)
 from __future__ import annotations
 
-import argparse
-import datetime
-import json
-import statistics
 import sys
 import time
 
+import common
 import numpy as np
 import scipy.sparse as sps
+from common import (
+    NA,
+    append_summary,
+    arg_parser,
+    cuda_torch,
+    device_time,
+    first_call_s,
+    fmt,
+    gpu_cupy,
+    host_time,
+    md_table,
+    save_json,
+    today,
+)
 
 
 def poisson2d(g):
-    t = sps.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(g, g))
-    i = sps.identity(g)
-    a = (sps.kron(i, t) + sps.kron(t, i)).tocsr()
-    return _int32(a)
+    return _int32(common.poisson2d(g))
 
 
 def poisson3d(g):
-    t = sps.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(g, g))
-    i = sps.identity(g)
-    a = sps.kron(sps.kron(i, i), t) + sps.kron(sps.kron(i, t), i) + sps.kron(sps.kron(t, i), i)
-    return _int32(a.tocsr())
+    return _int32(common.poisson3d(g))
 
 
 def powerlaw_graph(n, edges, gamma=2.2, seed=0):
@@ -84,91 +89,16 @@ def spmv_bytes(a):
 # ---- timers ----------------------------------------------------------------------------------
 
 
-def cpu_median(fn, repeats, warmup=1):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def cpu_median(fn, repeats):
+    """Median seconds on the host clock after one warm-up call."""
+    return host_time(fn, repeats).ms / 1e3
 
 
-class CudaTimer:
-    """CUDA events of CuPy or torch around each call; medians in seconds."""
-
-    def __init__(self, lib):
-        self.lib = lib
-
-    def _events(self):
-        if self.lib == "cupy":
-            import cupy as cp
-
-            return cp.cuda.Event(), cp.cuda.Event()
-        import torch
-
-        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
-    def _elapsed_ms(self, s, e):
-        if self.lib == "cupy":
-            import cupy as cp
-
-            return cp.cuda.get_elapsed_time(s, e)
-        return s.elapsed_time(e)
-
-    def sync(self):
-        if self.lib == "cupy":
-            import cupy as cp
-
-            cp.cuda.Device().synchronize()
-        else:
-            import torch
-
-            torch.cuda.synchronize()
-
-    def median(self, fn, repeats, warmup=3):
-        for _ in range(warmup):
-            fn()
-        times = []
-        for _ in range(repeats):
-            s, e = self._events()
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            times.append(self._elapsed_ms(s, e) / 1e3)
-        return statistics.median(times)
-
-    def first(self, fn):
-        self.sync()
-        t0 = time.perf_counter()
-        fn()
-        self.sync()
-        return time.perf_counter() - t0
-
-
-def peers():
-    """(cupy module or None, torch module with CUDA or None, torch module or None)."""
-    cp = th = th_any = None
-    try:
-        import cupy
-
-        if cupy.cuda.runtime.getDeviceCount() > 0:
-            cp = cupy
-    except Exception as e:  # no CuPy or no GPU
-        print(f"cupy peer skipped: {e}", file=sys.stderr)
-    try:
-        import torch
-
-        th_any = torch
-        if torch.cuda.is_available():
-            th = torch
-        else:
-            print("torch peer skipped: no CUDA device", file=sys.stderr)
-    except Exception as e:
-        print(f"torch peer skipped: {e}", file=sys.stderr)
-    return cp, th, th_any
+def gpu_median(fn, repeats, lib):
+    """(median seconds over `lib`'s CUDA events after 3 warm-up calls, seconds of the first call,
+    plan creation included): call it on a fresh matrix."""
+    first = first_call_s(fn, lib)
+    return device_time(fn, repeats, warmup=3, lib=lib).ms / 1e3, first
 
 
 def row(kind, case, impl, a, sec, metric, value, first=None, note=None):
@@ -231,23 +161,20 @@ def spmv_cases(rows, mats, repeats, cp, th):
         if cp is not None:
             import cupyx.scipy.sparse as csps
 
-            timer = CudaTimer("cupy")
             ad = csps.csr_matrix(a)
             xd = cp.asarray(x)
 
             def cupyx_gpu():
-                first = timer.first(lambda: ad @ xd)
-                sec = timer.median(lambda: ad @ xd, repeats)
+                sec, first = gpu_median(lambda: ad @ xd, repeats, "cupy")
                 return row("spmv", case, "cupyx gpu", a, sec, "GB/s", gbs(sec), first)
 
             safe(rows, cupyx_gpu, "spmv", case, "cupyx gpu", a, "GB/s")
 
             def gpula_gpu():
                 A = gl.sparse.csr_matrix((ad.data, ad.indices, ad.indptr), shape=a.shape)
-                first = timer.first(lambda: A @ xd)
+                sec, first = gpu_median(lambda: A @ xd, repeats, "cupy")
                 y = A @ xd
                 err = float(cp.max(cp.abs(y - cp.asarray(ref))) / (np.max(np.abs(ref)) + 1e-30))
-                sec = timer.median(lambda: A @ xd, repeats)
                 return row(
                     "spmv", case, "gpula gpu", a, sec, "GB/s", gbs(sec), first, f"err {err:.1e}"
                 )
@@ -255,7 +182,6 @@ def spmv_cases(rows, mats, repeats, cp, th):
             safe(rows, gpula_gpu, "spmv", case, "gpula gpu", a, "GB/s")
             del ad, xd
         if th is not None:
-            timer = CudaTimer("torch")
             at = torch_csr(th, a)
             xt = th.from_numpy(x).cuda()
 
@@ -263,8 +189,7 @@ def spmv_cases(rows, mats, repeats, cp, th):
                 return th.mv(at, xt)
 
             def torch_gpu():
-                first = timer.first(mv)
-                sec = timer.median(mv, repeats)
+                sec, first = gpu_median(mv, repeats, "torch")
                 return row("spmv", case, "torch gpu", a, sec, "GB/s", gbs(sec), first)
 
             safe(rows, torch_gpu, "spmv", case, "torch gpu", a, "GB/s")
@@ -272,8 +197,7 @@ def spmv_cases(rows, mats, repeats, cp, th):
 
                 def gpula_gpu_torch():
                     A = gl.sparse.as_csr(at, "bench")
-                    first = timer.first(lambda: A @ xt)
-                    sec = timer.median(lambda: A @ xt, repeats)
+                    sec, first = gpu_median(lambda: A @ xt, repeats, "torch")
                     return row("spmv", case, "gpula gpu", a, sec, "GB/s", gbs(sec), first)
 
                 safe(rows, gpula_gpu_torch, "spmv", case, "gpula gpu", a, "GB/s")
@@ -330,13 +254,11 @@ def graph_cases(rows, case, g, k, repeats, cp, th, small):
     if cp is not None:
         import cupyx.scipy.sparse as csps
 
-        timer = CudaTimer("cupy")
         gd = csps.csr_matrix(g)
         Xd, Hd, Htd = cp.asarray(X), cp.asarray(H), cp.asarray(Ht)
 
         def cupyx_spmm():
-            first = timer.first(lambda: gd @ Xd)
-            sec = timer.median(lambda: gd @ Xd, repeats)
+            sec, first = gpu_median(lambda: gd @ Xd, repeats, "cupy")
             return row("spmm", case, "cupyx gpu", g, sec, "GFLOP/s", gf(sec), first)
 
         safe(rows, cupyx_spmm, "spmm", case, "cupyx gpu", g, "GFLOP/s")
@@ -344,15 +266,13 @@ def graph_cases(rows, case, g, k, repeats, cp, th, small):
         A = gl.sparse.csr_matrix((gd.data, gd.indices, gd.indptr), shape=g.shape)
 
         def gpula_spmm():
-            first = timer.first(lambda: A @ Xd)
-            sec = timer.median(lambda: A @ Xd, repeats)
+            sec, first = gpu_median(lambda: A @ Xd, repeats, "cupy")
             return row("spmm", case, "gpula gpu", g, sec, "GFLOP/s", gf(sec), first)
 
         safe(rows, gpula_spmm, "spmm", case, "gpula gpu", g, "GFLOP/s")
 
         def gpula_sddmm():
-            first = timer.first(lambda: gl.sparse.sddmm(A, Hd, Htd))
-            sec = timer.median(lambda: gl.sparse.sddmm(A, Hd, Htd), repeats)
+            sec, first = gpu_median(lambda: gl.sparse.sddmm(A, Hd, Htd), repeats, "cupy")
             return row(
                 "sddmm", case, "gpula gpu", g, sec, "GFLOP/s", gf(sec), first, "plan made per call"
             )
@@ -360,13 +280,11 @@ def graph_cases(rows, case, g, k, repeats, cp, th, small):
         safe(rows, gpula_sddmm, "sddmm", case, "gpula gpu", g, "GFLOP/s")
         del gd, Xd, Hd, Htd, A
     if th is not None:
-        timer = CudaTimer("torch")
         gt = torch_csr(th, g)
         Xt, Ht_, Htt = (th.from_numpy(v).cuda() for v in (X, H, Ht))
 
         def torch_spmm():
-            first = timer.first(lambda: th.sparse.mm(gt, Xt))
-            sec = timer.median(lambda: th.sparse.mm(gt, Xt), repeats)
+            sec, first = gpu_median(lambda: th.sparse.mm(gt, Xt), repeats, "torch")
             return row("spmm", case, "torch gpu", g, sec, "GFLOP/s", gf(sec), first)
 
         safe(rows, torch_spmm, "spmm", case, "torch gpu", g, "GFLOP/s")
@@ -376,8 +294,7 @@ def graph_cases(rows, case, g, k, repeats, cp, th, small):
                 return th.sparse.sampled_addmm(gt, Ht_, Htt, beta=0.0, alpha=1.0)
 
             def torch_sddmm():
-                first = timer.first(sampled)
-                sec = timer.median(sampled, repeats)
+                sec, first = gpu_median(sampled, repeats, "torch")
                 return row("sddmm", case, "torch gpu", g, sec, "GFLOP/s", gf(sec), first)
 
             safe(rows, torch_sddmm, "sddmm", case, "torch gpu", g, "GFLOP/s")
@@ -385,8 +302,7 @@ def graph_cases(rows, case, g, k, repeats, cp, th, small):
             A = gl.sparse.as_csr(gt, "bench")
 
             def gpula_spmm_torch():
-                first = timer.first(lambda: A @ Xt)
-                sec = timer.median(lambda: A @ Xt, repeats)
+                sec, first = gpu_median(lambda: A @ Xt, repeats, "torch")
                 return row("spmm", case, "gpula gpu", g, sec, "GFLOP/s", gf(sec), first)
 
             safe(rows, gpula_spmm_torch, "spmm", case, "gpula gpu", g, "GFLOP/s")
@@ -395,24 +311,16 @@ def graph_cases(rows, case, g, k, repeats, cp, th, small):
 # ---- output ----------------------------------------------------------------------------------
 
 
-def fmt(v, spec):
-    return "n/a" if v is None else format(v, spec)
-
-
 def table(rows, small):
-    date = datetime.date.today().isoformat()
-    lines = [
-        f"## Sparse products, {date}{' (small sizes)' if small else ''}",
-        "",
-        "| op | case | implementation | n | nnz | ms (median) | first ms | rate | note |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        rate = "n/a" if r["value"] is None else f"{r['value']:.1f} {r['metric']}"
-        lines.append(
-            f"| {r['kind']} | {r['case']} | {r['impl']} | {r['n']} | {r['nnz']} "
-            f"| {fmt(r['ms'], '.3f')} | {fmt(r['first_ms'], '.2f')} | {rate} | {r['note'] or ''} |"
-        )
+    date = today()
+    lines = [f"## Sparse products, {date}{' (small sizes)' if small else ''}", ""]
+    lines += md_table(
+        ["op", "case", "implementation", "n", "nnz", "ms (median)", "first ms", "rate", "note"],
+        [[r["kind"], r["case"], r["impl"], r["n"], r["nnz"], fmt(r["ms"], ".3f"),
+          fmt(r["first_ms"], ".2f"),
+          NA if r["value"] is None else f"{r['value']:.1f} {r['metric']}", r["note"] or ""]
+         for r in rows],
+    )
     return date, lines
 
 
@@ -450,19 +358,14 @@ def summary(rows):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("--json")
-    p.add_argument("--summary")
+    p = arg_parser(__doc__, quick="same as --small (run_all.py --quick)")
     p.add_argument("--small", action="store_true", help="small sizes (CPU check of the script)")
-    p.add_argument("--quick", action="store_true", help="same as --small (run_all.py --quick)")
     p.add_argument("--repeats", type=int, default=20)
     args = p.parse_args(argv)
     small = args.small or args.quick
     repeats = max(20, args.repeats) if not small else max(3, min(args.repeats, 5))
     t0 = time.time()
-    cp, th, _ = peers()
+    cp, th = gpu_cupy(), cuda_torch()
     if small:
         mats = [
             ("poisson2d 5pt f64", poisson2d(100)),
@@ -489,12 +392,8 @@ def main(argv=None):
     summ = summary(rows)
     print("\n".join(summ))
     print(f"bench_sparse_products.py: {time.time() - t0:.1f} s in all", file=sys.stderr)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"date": date, "rows": rows, "table": lines}, fh, indent=1)
-    if args.summary:
-        with open(args.summary, "a") as fh:
-            fh.write("\n".join(summ) + "\n")
+    save_json(args.json, {"date": date, "rows": rows, "table": lines})
+    append_summary(args.summary, summ)
     return 0
 
 

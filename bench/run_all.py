@@ -6,7 +6,9 @@
 
 1. the C++ per-call overhead binary (--cpp-bin, else build-gpu/bench/matmul_overhead, else the
    newest build*/bench/matmul_overhead);
-2. bench/bench_matmul.py in this interpreter (torch, cupy, nvmath-python and gpula side by side).
+2. bench/bench_matmul.py in this interpreter (torch, cupy, nvmath-python and gpula side by side;
+   its MLP-layer and autotune sections live in bench_matmul_mlp.py and run in the same process,
+   MATMUL_SCRIPTS below).
 
 Writes bench/results/YYYY-MM-DD-<gpu>-matmul.md (dated table, in the repository) and the same file
 in DIR, DIR/bench_full.log (everything printed), DIR/bench_matmul.json, and DIR/bench_summary.txt
@@ -24,15 +26,20 @@ import datetime
 import glob
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import threading
 import time
 
+from common import Stopped, device_slug, md_table, stop_on_sigterm, write_result
+from common import fmt as f
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# The matmul benchmark: the driver run below, then the case families it imports (one process,
+# one JSON: the MLP floors use the ceilings the driver measured).
+MATMUL_SCRIPTS = ("bench_matmul.py", "bench_matmul_mlp.py")
 
 
 def find_cpp_bin(given):
@@ -42,15 +49,6 @@ def find_cpp_bin(given):
     cands += sorted(glob.glob(os.path.join(ROOT, "build*", "bench", "matmul_overhead")),
                     key=os.path.getmtime, reverse=True)
     return next((c for c in cands if os.path.isfile(c) and os.access(c, os.X_OK)), None)
-
-
-class Stopped(BaseException):
-    """SIGTERM (e.g. from `timeout`): stop the benchmark in flight, write what was measured."""
-
-
-def _on_sigterm(signum, frame):
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # `timeout` signals the process group too
-    raise Stopped()
 
 
 class Log:
@@ -106,7 +104,7 @@ def run_python(out_dir, log, args):
     js = os.path.join(out_dir, "bench_matmul.json")
     if os.path.exists(js):
         os.remove(js)
-    cmd = [sys.executable, "-u", os.path.join(HERE, "bench_matmul.py"), "--json", js]
+    cmd = [sys.executable, "-u", os.path.join(HERE, MATMUL_SCRIPTS[0]), "--json", js]
     if args.quick:
         cmd.append("--quick")
     if args.sections:
@@ -156,18 +154,6 @@ def load_results(out_dir):
 
 # ---------------------------------------------------------------------------------------------
 # formatting
-
-
-def f(x, spec=".3f", na="n/a"):
-    if x is None or (isinstance(x, float) and x != x):
-        return na
-    return format(x, spec)
-
-
-def md_table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return out
 
 
 def find(rows, **kw):
@@ -360,13 +346,6 @@ def markdown(res, cpp, cpp_status, py_status, summary, date, device):
     return L
 
 
-def device_slug(name):
-    if not name:
-        return "gpu"
-    m = re.search(r"(H200|H100|A100|B200|GH200|L40S|L4)", name)
-    return (m.group(1) if m else re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")).lower()
-
-
 # Benchmarks run after matmul: script, extra arguments (normal, quick), timeout in seconds. Each
 # script takes --summary PATH (appends its summary lines) and --json PATH, except sparse_direct,
 # whose summary lines are the printed ones starting "sparse direct". The iterative solvers' full
@@ -438,7 +417,7 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     log = Log()
     t0 = time.time()
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    stop_on_sigterm()
     cpp, cpp_status = ({}, "skipped") if args.skip_cpp else run_cpp(
         find_cpp_bin(args.cpp_bin), args.out, log, timeout=120)
     if cpp_status.startswith("stopped"):
@@ -456,10 +435,8 @@ def main(argv=None):
     summary = summary_lines(res, cpp, date, device)
     md = "\n".join(markdown(res, cpp, cpp_status, py_status, summary, date, device))
     name = f"{date}-{device_slug(meta.get('device'))}-matmul{'-quick' if args.quick else ''}.md"
-    os.makedirs(args.results_dir, exist_ok=True)
     for folder in (args.results_dir, args.out):
-        with open(os.path.join(folder, name), "w") as fh:
-            fh.write(md)
+        write_result(folder, name, md)
     with open(os.path.join(args.out, "bench_summary.txt"), "w") as fh:
         fh.write("\n".join(summary) + "\n")
     # The other benchmark scripts (each ~90 s or less): their summary lines follow matmul's.
