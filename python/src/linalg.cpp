@@ -60,6 +60,189 @@ void def_unary(nb::module_& m, const char* name, const char* op, Call call, Out 
 
 }  // namespace
 
+namespace {
+
+// ---- linalg_qr (qr, lstsq) ----
+
+namespace {
+
+linalg::QrMode parse_mode(const std::string& s) {
+  if (s == "reduced") return linalg::QrMode::reduced;
+  if (s == "complete") return linalg::QrMode::complete;
+  if (s == "r") return linalg::QrMode::r;
+  throw InvalidArgument("[linalg.qr] mode must be 'reduced', 'complete' or 'r', got '" + s + "'");
+}
+
+}  // namespace
+
+void def_linalg_qr(nb::module_& m) {
+  using std::optional;
+  using std::string;
+
+  m.def(
+      "linalg_qr",
+      [](nb::handle a, const string& mode, optional<string> device, bool fallback_cpu, int fw,
+         uintptr_t stream) {
+        const linalg::QrMode md = parse_mode(mode);
+        const TensorView av = to_view(a, "linalg.qr", "a");
+        const auto o = linalg_options(/*check_info=*/true, device, fallback_cpu, "linalg.qr");
+        const linalg::QR f =
+            without_gil([&] { return linalg::qr(av, md, o, stream_of(av, stream)); });
+        return nb::make_tuple(wrap(f.q, fw), wrap(f.r, fw));
+      },
+      nb::arg("a"), nb::arg("mode") = "reduced", nb::arg("device") = nb::none(),
+      nb::arg("fallback_cpu") = false, nb::arg("framework") = 0, nb::arg("stream") = 0,
+      "gpula::linalg::qr: (q or None, r).");
+
+  m.def(
+      "linalg_lstsq",
+      [](nb::handle a, nb::handle b, optional<double> rcond, optional<string> device,
+         bool fallback_cpu, int fw, uintptr_t stream) {
+        const TensorView av = to_view(a, "linalg.lstsq", "a");
+        const TensorView bv = to_view(b, "linalg.lstsq", "b");
+        linalg::LstsqOptions o;
+        static_cast<linalg::LinalgOptions&>(o) =
+            linalg_options(/*check_info=*/true, device, fallback_cpu, "linalg.lstsq");
+        o.rcond = rcond;
+        const linalg::Lstsq r =
+            without_gil([&] { return linalg::lstsq_ex(av, bv, o, stream_of(av, stream)); });
+        return nb::make_tuple(wrap(r.x, fw), wrap(r.rank, fw), wrap(r.s, fw));
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("rcond") = nb::none(), nb::arg("device") = nb::none(),
+      nb::arg("fallback_cpu") = false, nb::arg("framework") = 0, nb::arg("stream") = 0,
+      "gpula::linalg::lstsq_ex: (x, rank or None, s or None).");
+}
+
+// ---- linalg_eigh (eigh, eigvalsh) ----
+
+void def_linalg_eigh(nb::module_& m) {
+  using std::optional;
+  using std::string;
+
+  m.def(
+      "linalg_eigh",
+      [](nb::handle a, bool lower, bool eigvals_only, bool check_info, optional<string> device,
+         bool fallback_cpu, int fw, uintptr_t stream) {
+        const TensorView av = to_view(a, "linalg.eigh", "a");
+        const auto o = linalg_options(check_info, device, fallback_cpu, "linalg.eigh");
+        const linalg::Eigh r = without_gil(
+            [&] { return linalg::eigh(av, lower, eigvals_only, o, stream_of(av, stream)); });
+        return nb::make_tuple(wrap(r.w, fw), wrap(r.v, fw), wrap(r.info, fw));
+      },
+      nb::arg("a"), nb::arg("lower") = true, nb::arg("eigvals_only") = false,
+      nb::arg("check_info") = true, nb::arg("device") = nb::none(), nb::arg("fallback_cpu") = false,
+      nb::arg("framework") = 0, nb::arg("stream") = 0,
+      "gpula::linalg::eigh: (w, v or None, info).");
+  m.def(
+      "linalg_eigvalsh",
+      [](nb::handle a, bool lower, bool check_info, optional<string> device, bool fallback_cpu,
+         int fw, uintptr_t stream) {
+        constexpr const char* op = "linalg.eigvalsh";
+        const TensorView av = to_view(a, op, "a");
+        const auto o = linalg_options(check_info, device, fallback_cpu, op);
+        // eigvalsh has no info to return: with check_info=False the info comes from eigh.
+        if (!check_info) {
+          const linalg::Eigh r =
+              without_gil([&] { return linalg::eigh(av, lower, true, o, stream_of(av, stream)); });
+          return nb::make_tuple(wrap(r.w, fw), wrap(r.info, fw));
+        }
+        const Tensor w =
+            without_gil([&] { return linalg::eigvalsh(av, lower, o, stream_of(av, stream)); });
+        return nb::make_tuple(wrap(w, fw), nb::none());
+      },
+      nb::arg("a"), nb::arg("lower") = true, nb::arg("check_info") = true,
+      nb::arg("device") = nb::none(), nb::arg("fallback_cpu") = false, nb::arg("framework") = 0,
+      nb::arg("stream") = 0, "gpula::linalg::eigvalsh: (w, info or None).");
+}
+
+// ---- linalg_eig (eig, eigvals) ----
+
+void def_linalg_eig(nb::module_& m) {
+  using std::optional;
+  using std::string;
+
+  m.def(
+      "linalg_eig",
+      [](nb::handle a, bool eigvals_only, bool check_info, optional<string> device,
+         bool fallback_cpu, int fw, uintptr_t stream) {
+        const char* op = eigvals_only ? "linalg.eigvals" : "linalg.eig";
+        const TensorView av = to_view(a, op, "a");
+        const auto o = linalg_options(check_info, device, fallback_cpu, op);
+        const Stream s = stream_of(av, stream);
+        const linalg::Eig r = without_gil([&] {
+          if (!eigvals_only) return linalg::eig(av, false, o, s);
+          const linalg::Factor f = linalg::eigvals_ex(av, o, s);  // messages name eigvals
+          return linalg::Eig{f.value, Tensor{}, f.info};
+        });
+        return nb::make_tuple(wrap(r.w, fw), wrap(r.v, fw), wrap(r.info, fw));
+      },
+      nb::arg("a"), nb::arg("eigvals_only") = false, nb::arg("check_info") = true,
+      nb::arg("device") = nb::none(), nb::arg("fallback_cpu") = false, nb::arg("framework") = 0,
+      nb::arg("stream") = 0, "gpula::linalg::eig / eigvals_ex: (w, v or None, info).");
+}
+
+// ---- linalg_svd (svd, svdvals) ----
+
+namespace {
+
+linalg::SvdMethod parse_method(const std::string& s) {
+  if (s == "auto") return linalg::SvdMethod::automatic;
+  if (s == "gesvd") return linalg::SvdMethod::gesvd;
+  if (s == "gesvdj") return linalg::SvdMethod::gesvdj;
+  if (s == "gesvdp") return linalg::SvdMethod::gesvdp;
+  if (s == "gesvda") return linalg::SvdMethod::gesvda;
+  if (s == "jacobi_batched") return linalg::SvdMethod::jacobi_batched;
+  throw InvalidArgument("[linalg.svd] method must be 'auto', 'gesvd', 'gesvdj', 'gesvdp', "
+                        "'gesvda' or 'jacobi_batched', got '" + s + "'");
+}
+
+}  // namespace
+
+void def_linalg_svd(nb::module_& m) {
+  using std::optional;
+  using std::string;
+
+  m.def(
+      "linalg_svd",
+      [](nb::handle a, bool full_matrices, bool compute_uv, const string& method, bool check_info,
+         optional<string> device, bool fallback_cpu, int fw, uintptr_t stream) {
+        const TensorView av = to_view(a, "linalg.svd", "a");
+        const linalg::SvdMethod mt = parse_method(method);
+        const auto o = linalg_options(check_info, device, fallback_cpu, "linalg.svd");
+        const linalg::Svd r = without_gil([&] {
+          return linalg::svd(av, full_matrices, compute_uv, mt, o, stream_of(av, stream));
+        });
+        return nb::make_tuple(wrap(r.u, fw), wrap(r.s, fw), wrap(r.vh, fw), wrap(r.info, fw));
+      },
+      nb::arg("a"), nb::arg("full_matrices") = true, nb::arg("compute_uv") = true,
+      nb::arg("method") = "auto", nb::arg("check_info") = true, nb::arg("device") = nb::none(),
+      nb::arg("fallback_cpu") = false, nb::arg("framework") = 0, nb::arg("stream") = 0,
+      "gpula::linalg::svd: (u or None, s, vh or None, info).");
+  m.def(
+      "linalg_svdvals",
+      [](nb::handle a, const string& method, bool check_info, optional<string> device,
+         bool fallback_cpu, int fw, uintptr_t stream) {
+        constexpr const char* op = "linalg.svdvals";
+        const TensorView av = to_view(a, op, "a");
+        const linalg::SvdMethod mt = parse_method(method);
+        const auto o = linalg_options(check_info, device, fallback_cpu, op);
+        // svdvals has no info to return: with check_info=False the info comes from svd.
+        if (!check_info) {
+          const linalg::Svd r = without_gil(
+              [&] { return linalg::svd(av, false, false, mt, o, stream_of(av, stream)); });
+          return nb::make_tuple(wrap(r.s, fw), wrap(r.info, fw));
+        }
+        const Tensor s =
+            without_gil([&] { return linalg::svdvals(av, mt, o, stream_of(av, stream)); });
+        return nb::make_tuple(wrap(s, fw), nb::none());
+      },
+      nb::arg("a"), nb::arg("method") = "auto", nb::arg("check_info") = true,
+      nb::arg("device") = nb::none(), nb::arg("fallback_cpu") = false, nb::arg("framework") = 0,
+      nb::arg("stream") = 0, "gpula::linalg::svdvals: (s, info or None).");
+}
+
+}  // namespace
+
 void init_linalg(nb::module_& m) {
   using std::optional;
   using std::string;
@@ -161,6 +344,10 @@ void init_linalg(nb::module_& m) {
         return nb::make_tuple(wrap(r.sign, fw), wrap(r.logabsdet, fw));
       },
       "gpula::linalg::slogdet: (sign, logabsdet).");
+  def_linalg_qr(m);
+  def_linalg_eigh(m);
+  def_linalg_eig(m);
+  def_linalg_svd(m);
 }
 
 #undef GPULA_LINALG_COMMON_ARGS

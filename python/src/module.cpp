@@ -3,13 +3,7 @@
 
 namespace gpula::python {
 void init_linalg(nb::module_& m);  // linalg.cpp
-void init_linalg_qr(nb::module_& m);  // linalg_qr.cpp
-void init_linalg_eigh(nb::module_& m);  // linalg_eigh.cpp
-void init_linalg_eig(nb::module_& m);  // linalg_eig.cpp
-void init_linalg_svd(nb::module_& m);  // linalg_svd.cpp
 void init_sparse(nb::module_& m);  // sparse.cpp
-void init_sparse_direct(nb::module_& m);  // sparse_direct.cpp
-void init_sparse_iterative(nb::module_& m);  // sparse_iterative.cpp
 void init_distributed(nb::module_& m);  // distributed.cpp
 }  // namespace gpula::python
 
@@ -22,12 +16,6 @@ NB_MODULE(_gpula, m) {
   init_tensor(m);
   init_matmul(m);
   init_linalg(m);
-  init_linalg_qr(m);
-  init_linalg_eigh(m);
-  init_linalg_eig(m);
-  init_linalg_svd(m);
   init_sparse(m);
-  init_sparse_direct(m);
-  init_sparse_iterative(m);
   init_distributed(m);
 }

@@ -10,6 +10,8 @@
 
 #include <memory>
 #include <string>
+#include <nanobind/stl/optional.h>
+#include <optional>
 
 #include "linalg_common.h"
 
@@ -38,6 +40,194 @@ sparse::Op op_of(int op, const char* name) {
                           std::to_string(op));
   }
   return static_cast<sparse::Op>(op);
+}
+
+}  // namespace
+
+namespace {
+
+// ---- sparse_direct (DirectSolver, spsolve) ----
+
+namespace {
+
+sparse::MatrixType parse_matrix_type(const std::string& s) {
+  if (s == "gen") return sparse::MatrixType::general;
+  if (s == "sym") return sparse::MatrixType::symmetric;
+  if (s == "pos") return sparse::MatrixType::positive_definite;
+  if (s == "her") return sparse::MatrixType::hermitian;
+  throw InvalidArgument(
+      "[sparse.DirectSolver] assume_a must be 'gen', 'sym', 'pos' or 'her', got '" + s + "'");
+}
+
+sparse::StoredTriangle parse_triangle(const std::string& s) {
+  if (s == "full") return sparse::StoredTriangle::full;
+  if (s == "lower") return sparse::StoredTriangle::lower;
+  if (s == "upper") return sparse::StoredTriangle::upper;
+  throw InvalidArgument("[sparse.DirectSolver] triangle must be 'full', 'lower' or 'upper', got '" +
+                        s + "'");
+}
+
+sparse::Ordering parse_ordering(const std::string& s) {
+  if (s == "auto") return sparse::Ordering::automatic;
+  if (s == "library") return sparse::Ordering::library;
+  if (s == "level_set") return sparse::Ordering::level_set;
+  throw InvalidArgument(
+      "[sparse.DirectSolver] ordering must be 'auto', 'library' or 'level_set', got '" + s + "'");
+}
+
+sparse::CsrView csr_of(int64_t rows, int64_t cols, nb::handle indptr, nb::handle indices,
+                       nb::handle values) {
+  sparse::CsrView a;
+  a.rows = rows;
+  a.cols = cols;
+  a.indptr = to_view(indptr, "sparse.DirectSolver", "indptr");
+  a.indices = to_view(indices, "sparse.DirectSolver", "indices");
+  a.values = to_view(values, "sparse.DirectSolver", "data");
+  return a;
+}
+
+}  // namespace
+
+void def_sparse_direct(nb::module_& m) {
+  nb::class_<sparse::DirectSolver>(m, "SparseDirectSolver")
+      .def(
+          "__init__",
+          [](sparse::DirectSolver* self, int64_t rows, int64_t cols, nb::handle indptr,
+             nb::handle indices, nb::handle values, const std::string& assume_a,
+             const std::string& triangle, const std::string& ordering) {
+            sparse::DirectSolverOptions o;
+            o.matrix_type = parse_matrix_type(assume_a);
+            o.triangle = parse_triangle(triangle);
+            o.ordering = parse_ordering(ordering);
+            new (self) sparse::DirectSolver(csr_of(rows, cols, indptr, indices, values), o);
+          },
+          nb::arg("rows"), nb::arg("cols"), nb::arg("indptr"), nb::arg("indices"), nb::arg("data"),
+          nb::arg("assume_a") = "gen", nb::arg("triangle") = "full", nb::arg("ordering") = "auto")
+      .def("plan",
+           [](sparse::DirectSolver& s) {
+             nb::gil_scoped_release r;
+             s.plan();
+           })
+      .def("factorize",
+           [](sparse::DirectSolver& s) {
+             nb::gil_scoped_release r;
+             s.factorize();
+           })
+      .def("solve",
+           [](sparse::DirectSolver& s, nb::handle b, nb::handle x) {
+             const TensorView bv = to_view(b, "sparse.DirectSolver", "b");
+             const TensorView xv = to_view(x, "sparse.DirectSolver", "x");
+             nb::gil_scoped_release r;
+             s.solve(bv, xv);
+           })
+      .def("reset_values",
+           [](sparse::DirectSolver& s, nb::handle values) {
+             s.reset_values(to_view(values, "sparse.DirectSolver", "data"));
+           })
+      .def("reset_matrix",
+           [](sparse::DirectSolver& s, int64_t rows, int64_t cols, nb::handle indptr,
+              nb::handle indices,
+              nb::handle values) { s.reset_matrix(csr_of(rows, cols, indptr, indices, values)); })
+      .def("free", &sparse::DirectSolver::free)
+      .def_prop_ro("planned", &sparse::DirectSolver::planned)
+      .def_prop_ro("factorized", &sparse::DirectSolver::factorized)
+      .def_prop_ro("ordering", &sparse::DirectSolver::ordering);
+}
+
+// ---- sparse_iterative (Krylov solvers) ----
+
+namespace {
+
+nb::object numpy_view(const TensorView& v) {
+  const size_t shape[1] = {static_cast<size_t>(v.shape[0])};
+  nb::dlpack::dtype dt;
+  switch (v.dtype) {
+    case DType::f32:
+      dt = nb::dtype<float>();
+      break;
+    case DType::f64:
+      dt = nb::dtype<double>();
+      break;
+    case DType::c64:
+      dt = nb::dlpack::dtype{static_cast<uint8_t>(nb::dlpack::dtype_code::Complex), 64, 1};
+      break;
+    default:
+      dt = nb::dlpack::dtype{static_cast<uint8_t>(nb::dlpack::dtype_code::Complex), 128, 1};
+      break;
+  }
+  return nb::cast(nb::ndarray<nb::numpy>(v.data, 1, shape, nb::handle(), nullptr, dt),
+                  nb::rv_policy::reference);
+}
+
+sparse::OperatorFn python_operator(nb::object f) {
+  return [f](const TensorView& x, const TensorView& y) { f(numpy_view(x), numpy_view(y)); };
+}
+
+}  // namespace
+
+void def_sparse_iterative(nb::module_& m) {
+  using std::optional;
+  using std::string;
+  m.def(
+      "sparse_iterative",
+      [](const string& method, int64_t n, nb::handle data, nb::handle indices, nb::handle indptr,
+         nb::object matvec, const string& dtype, nb::handle b, nb::handle x, double rtol,
+         double atol, optional<int64_t> maxiter, int64_t restart, optional<string> m_name,
+         nb::object m_op, nb::object callback, int64_t triangular_sweeps, uintptr_t stream) {
+        const string op = "sparse.linalg." + method;
+        sparse::IterativeOptions o;
+        o.triangular_sweeps = triangular_sweeps;
+        o.rtol = rtol;
+        o.atol = atol;
+        o.maxiter = maxiter;
+        o.restart = restart;
+        if (!m_op.is_none()) {
+          o.preconditioner = sparse::Preconditioner::custom;
+          o.preconditioner_op = python_operator(m_op);
+        } else if (m_name) {
+          o.preconditioner = sparse::parse_preconditioner(*m_name, op);
+        }
+        if (!callback.is_none()) {
+          o.callback = [callback](const TensorView& xk) {
+            if (xk.device.is_cuda()) {
+              callback(nb::none());  // the Python side copies its own device x
+            } else {
+              callback(numpy_view(xk));
+            }
+          };
+        }
+        const TensorView bv = to_view(b, op.c_str(), "b");
+        const TensorView xv = to_view(x, op.c_str(), "x");
+        const Stream s = stream_of(bv, stream);
+        sparse::IterativeResult r;
+        auto dispatch = [&](auto&& a) {
+          if (method == "cg") return sparse::cg(a, bv, xv, o, s);
+          if (method == "gmres") return sparse::gmres(a, bv, xv, o, s);
+          if (method == "bicgstab") return sparse::bicgstab(a, bv, xv, o, s);
+          return sparse::minres(a, bv, xv, o, s);
+        };
+        if (matvec.is_none()) {
+          sparse::CsrView a;
+          a.rows = a.cols = n;
+          a.values = to_view(data, op.c_str(), "A.data");
+          a.indices = to_view(indices, op.c_str(), "A.indices");
+          a.indptr = to_view(indptr, op.c_str(), "A.indptr");
+          r = dispatch(a);
+        } else {
+          sparse::LinearOperator a;
+          a.rows = a.cols = n;
+          a.dtype = dtype_from_name(dtype);
+          a.matvec = python_operator(matvec);
+          r = dispatch(a);
+        }
+        return nb::make_tuple(r.info, r.iterations, r.residual_norm);
+      },
+      nb::arg("method"), nb::arg("n"), nb::arg("data").none(), nb::arg("indices").none(),
+      nb::arg("indptr").none(), nb::arg("matvec").none(), nb::arg("dtype"), nb::arg("b"),
+      nb::arg("x"), nb::arg("rtol"), nb::arg("atol"), nb::arg("maxiter").none(), nb::arg("restart"),
+      nb::arg("m_name").none(), nb::arg("m_op").none(), nb::arg("callback").none(),
+      nb::arg("triangular_sweeps") = -1, nb::arg("stream") = 0,
+      "gpula::sparse iterative solve, x updated in place: (info, iterations, residual_norm).");
 }
 
 }  // namespace
@@ -146,6 +336,8 @@ void init_sparse(nb::module_& m) {
             [&] { return sparse::spgemm(a, b, stream_of(a.values().view(), stream)); });
       },
       nb::arg("a"), nb::arg("b"), nb::arg("stream") = 0, "gpula::sparse::spgemm: C = A B.");
+  def_sparse_direct(m);
+  def_sparse_iterative(m);
 }
 
 }  // namespace gpula::python
