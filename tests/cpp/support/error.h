@@ -4,11 +4,16 @@
 #include <functional>
 #include <string>
 
-#include "support/error.h"
-
 namespace test_support {
 
 // The what() of the exception f throws, or "" when it throws none.
-inline using test_support::msg_of;
+inline std::string msg_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
 
 }  // namespace test_support
