@@ -1,6 +1,6 @@
 #pragma once
-// Shared by the cuSPARSE product backends (SpMM, SDDMM, SpGEMM): dtype and op mapping, alpha /
-// beta in A's dtype, CSR descriptors over gpula views.
+// Shared by the cuSPARSE product backends (SpMV, SpMM, SDDMM, SpGEMM): index and op mapping,
+// alpha / beta in A's dtype, CSR and dense descriptors over gpula views.
 #include <cusparse.h>
 
 #include <gpula/sparse.h>
@@ -9,21 +9,11 @@
 #include <cstring>
 
 #include "backend/cuda/base/check.h"
+#include "backend/cuda/base/types.h"
 
-namespace gpula::sparse::detail::cusp {
+namespace gpula::sparse::detail::cuda {
 
-inline cudaDataType value_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return CUDA_R_32F;
-    case DType::f64:
-      return CUDA_R_64F;
-    case DType::c64:
-      return CUDA_C_32F;
-    default:
-      return CUDA_C_64F;
-  }
-}
+using gpula::detail::cuda::data_type;
 
 inline cusparseIndexType_t index_type(DType t) {
   return t == DType::i32 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
@@ -78,7 +68,7 @@ struct SpMat {
     const cusparseIndexType_t it = index_type(a.index_dtype());
     GPULA_CHECK(op, cusparseCreateCsr(&d, a.rows, a.cols, a.nnz(), a.indptr.data, a.indices.data,
                                       a.values.data, it, it, CUSPARSE_INDEX_BASE_ZERO,
-                                      value_type(a.dtype())));
+                                      data_type(a.dtype())));
   }
   SpMat(const SpMat&) = delete;
   SpMat& operator=(const SpMat&) = delete;
@@ -96,7 +86,7 @@ struct DnMat {
   void reset(int64_t rows, int64_t cols, int64_t ld, void* data, DType t, const char* op) {
     if (d) GPULA_CHECK_NOTHROW(cusparseDestroyDnMat(d));
     d = nullptr;
-    GPULA_CHECK(op, cusparseCreateDnMat(&d, rows, cols, ld, data, value_type(t),
+    GPULA_CHECK(op, cusparseCreateDnMat(&d, rows, cols, ld, data, data_type(t),
                                         CUSPARSE_ORDER_ROW));
   }
   ~DnMat() {
@@ -104,4 +94,4 @@ struct DnMat {
   }
 };
 
-}  // namespace gpula::sparse::detail::cusp
+}  // namespace gpula::sparse::detail::cuda
