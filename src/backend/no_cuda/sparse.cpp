@@ -15,13 +15,9 @@ std::unique_ptr<SpmmBackendPlan> make_spmm_plan(const CsrView&, Op) { throw NotC
 std::unique_ptr<SddmmBackendPlan> make_sddmm_plan(const CsrView&) { throw NotCompiled("cuda"); }
 CsrMatrix spgemm(const CsrView&, const CsrView&, Stream) { throw NotCompiled("cuda"); }
 
-}  // namespace gpula::sparse::detail::cuda
-
-namespace gpula::sparse::cuda {
-
 IterativeResult iterative_solve(const IterativeProblem&, const TensorView&, const TensorView&,
                                 const IterativeOptions&, Stream) {
   throw NotCompiled("cuda");
 }
 
-}  // namespace gpula::sparse::cuda
+}  // namespace gpula::sparse::detail::cuda
