@@ -83,8 +83,8 @@ namespace gpula::sparse::detail {
 
 using gpula::detail::throw_error;
 
-void check_dense(const TensorView& t, const char* op, const char* name, int64_t rows,
-                 int64_t cols, DType dtype, Device device, const char* what_shape) {
+void check_dense(const TensorView& t, const char* op, const char* name, int64_t rows, int64_t cols,
+                 DType dtype, Device device, const char* what_shape) {
   if (t.ndim() != 2) {
     throw_error<InvalidArgument>(op, name, " must be 2-D, got shape ", t.shape_str());
   }

@@ -9,8 +9,8 @@ namespace gpula::sparse::detail {
 
 // Checks a dense operand: 2-D of shape (rows, cols), `dtype`, on `device`. Throws
 // InvalidArgument / DTypeError "[op] name must ..." naming the shape, dtype or device found.
-void check_dense(const TensorView& t, const char* op, const char* name, int64_t rows,
-                 int64_t cols, DType dtype, Device device, const char* what_shape);
+void check_dense(const TensorView& t, const char* op, const char* name, int64_t rows, int64_t cols,
+                 DType dtype, Device device, const char* what_shape);
 
 // InvalidArgument unless `o` is none, transpose or conjugate_transpose.
 void check_op(Op o, const char* op);

@@ -7,9 +7,9 @@
 
 namespace gpula::sparse {
 
-using gpula::detail::throw_error;
 using detail::IterativeProblem;
 using detail::KrylovMethod;
+using gpula::detail::throw_error;
 
 Preconditioner parse_preconditioner(std::string_view name, std::string_view op_view) {
   const std::string op(op_view);

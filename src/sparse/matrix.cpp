@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/format.h"
 #include "core/dtype_dispatch.h"
+#include "core/format.h"
 
 namespace gpula::sparse {
 

@@ -12,6 +12,6 @@ CsrMatrix spgemm(const CsrView& a, const CsrView& b);
 namespace cuda {
 // `stream` on A's device; returns once C is complete (C's nnz decides its allocation).
 CsrMatrix spgemm(const CsrView& a, const CsrView& b, Stream stream);
-}
+}  // namespace cuda
 
 }  // namespace gpula::sparse::detail

@@ -21,6 +21,6 @@ std::unique_ptr<SpmvBackendPlan> make_spmv_plan(const CsrView& a, Op op);
 namespace cuda {
 // The CSR descriptor made here; the vector descriptors, buffer and preprocessing on first execute.
 std::unique_ptr<SpmvBackendPlan> make_spmv_plan(const CsrView& a, Op op);
-}
+}  // namespace cuda
 
 }  // namespace gpula::sparse::detail

@@ -193,13 +193,12 @@ TEST(SparseValidation, MaxiterZeroAndNegative) {
     EXPECT_EQ(r.iterations, 0);
     EXPECT_EQ(x, (std::vector<double>(3, 0.0)));
     std::vector<double> exact{1, 1, 1};  // x0 = the solution: converged with 0 iterations
-    r = fn(c.view(), view_1d(b.data(), DType::f64, 3), view_1d(exact.data(), DType::f64, 3), o,
-           {});
+    r = fn(c.view(), view_1d(b.data(), DType::f64, 3), view_1d(exact.data(), DType::f64, 3), o, {});
     EXPECT_EQ(r.info, 0);
     o.maxiter = -1;
     EXPECT_NE(invalid_argument_of([&] {
-                fn(c.view(), view_1d(b.data(), DType::f64, 3), view_1d(x.data(), DType::f64, 3),
-                   o, {});
+                fn(c.view(), view_1d(b.data(), DType::f64, 3), view_1d(x.data(), DType::f64, 3), o,
+                   {});
               }).find("maxiter must be >= 0, got -1"),
               std::string::npos);
   }
@@ -213,8 +212,8 @@ TEST(SparseValidation, NonFiniteRightHandSideIsABreakdown) {
                        std::numeric_limits<double>::quiet_NaN()}) {
       Csr c;
       std::vector<double> b{5, bad, 4}, x(3, 0.0);
-      const sp::IterativeResult r = fn(c.view(), view_1d(b.data(), DType::f64, 3),
-                                       view_1d(x.data(), DType::f64, 3), {}, {});
+      const sp::IterativeResult r =
+          fn(c.view(), view_1d(b.data(), DType::f64, 3), view_1d(x.data(), DType::f64, 3), {}, {});
       EXPECT_EQ(r.info, -1) << bad;  // never "converged" with an infinite tolerance
       EXPECT_EQ(r.iterations, 0);
       EXPECT_EQ(x, (std::vector<double>(3, 0.0)));  // x0 untouched

@@ -397,7 +397,8 @@ TEST(SparseDirectCpuErrors, MalformedArraysNameThePosition) {
     std::vector<double> values(indices.size(), 1.0);
     const auto nnz = static_cast<int64_t>(indices.size());
     const CsrView a{2, 2, view_1d(indptr.data(), DType::i32, 3),
-                    view_1d(indices.data(), DType::i32, nnz), view_1d(values.data(), DType::f64, nnz)};
+                    view_1d(indices.data(), DType::i32, nnz),
+                    view_1d(values.data(), DType::f64, nnz)};
     try {
       DirectSolver s(a, options);
     } catch (const gpula::InvalidArgument& e) {
@@ -421,8 +422,8 @@ TEST(SparseDirectCpuErrors, MalformedArraysNameThePosition) {
 TEST(SparseDirectCpuErrors, ZeroNnzIsSingular) {
   std::vector<int32_t> indptr(5, 0), indices;
   std::vector<double> values;
-  const CsrView a{4, 4, view_1d(indptr.data(), DType::i32, 5), view_1d(indices.data(), DType::i32, 0),
-                  view_1d(values.data(), DType::f64, 0)};
+  const CsrView a{4, 4, view_1d(indptr.data(), DType::i32, 5),
+                  view_1d(indices.data(), DType::i32, 0), view_1d(values.data(), DType::f64, 0)};
   for (const DirectSolverOptions& o : {DirectSolverOptions{}, pd()}) {
     DirectSolver s(a, o);
     try {

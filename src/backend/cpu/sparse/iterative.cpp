@@ -170,9 +170,9 @@ void factor_ilu0(Precond<T>& m, const char* op, bool cholesky) {
       if (c.col[k] == i) m.diag_pos[i] = k;
     }
     if (m.diag_pos[i] < 0) {
-      throw SingularMatrix(
-          gpula::detail::cat("[", op, "] M='", name, "': A[", i, ", ", i, "] is not stored (zero pivot)"),
-          i, -1);
+      throw SingularMatrix(gpula::detail::cat("[", op, "] M='", name, "': A[", i, ", ", i,
+                                              "] is not stored (zero pivot)"),
+                           i, -1);
     }
   }
   std::vector<int64_t> where(n, -1);
@@ -192,12 +192,12 @@ void factor_ilu0(Precond<T>& m, const char* op, bool cholesky) {
         cholesky ? !(re(piv) > 0.0) : !(std::abs(piv) > 0.0) || !std::isfinite(std::abs(piv));
     if (bad) {
       if (cholesky) {
-        throw NotPositiveDefinite(gpula::detail::cat("[", op, "] M='ic0': pivot ", i, " is ", re(piv),
-                                              " (IC(0) of A breaks down)"),
+        throw NotPositiveDefinite(gpula::detail::cat("[", op, "] M='ic0': pivot ", i, " is ",
+                                                     re(piv), " (IC(0) of A breaks down)"),
                                   i + 1, -1);
       }
-      throw SingularMatrix(gpula::detail::cat("[", op, "] M='ilu0': zero pivot U[", i, ", ", i, "]"), i,
-                           -1);
+      throw SingularMatrix(
+          gpula::detail::cat("[", op, "] M='ilu0': zero pivot U[", i, ", ", i, "]"), i, -1);
     }
   }
 }

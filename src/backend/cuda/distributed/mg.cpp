@@ -17,8 +17,8 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/types.h"
-#include "distributed/mg_backend.h"
 #include "core/format.h"
+#include "distributed/mg_backend.h"
 
 namespace gpula::detail::cuda {
 namespace {

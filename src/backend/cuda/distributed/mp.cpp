@@ -108,10 +108,9 @@ cusolverMpGrid_t gpula::distributed::Communicator::Impl::solver_grid(const char*
   auto it = solver_grids.find({nprow, npcol});
   if (it != solver_grids.end()) return it->second;
   cusolverMpGrid_t g = nullptr;
-  GPULA_CHECK(op, cusolverMpCreateDeviceGrid(solver_handle(op), &g, nccl,
-                                                static_cast<int32_t>(nprow),
-                                                static_cast<int32_t>(npcol),
-                                                CUSOLVERMP_GRID_MAPPING_COL_MAJOR));
+  GPULA_CHECK(op, cusolverMpCreateDeviceGrid(
+                      solver_handle(op), &g, nccl, static_cast<int32_t>(nprow),
+                      static_cast<int32_t>(npcol), CUSOLVERMP_GRID_MAPPING_COL_MAJOR));
   solver_grids[{nprow, npcol}] = g;
   return g;
 }
@@ -174,7 +173,7 @@ struct Desc {
   cusolverMpMatrixDescriptor_t d = nullptr;
   Desc(const char* op, cusolverMpGrid_t grid, DType t, const BlockCyclic& l, int64_t ld) {
     GPULA_CHECK(op, cusolverMpCreateMatrixDesc(&d, grid, cuda::data_type(t), l.m, l.n, l.mb, l.nb,
-                                                  0, 0, ld));
+                                               0, 0, ld));
   }
   ~Desc() {
     if (d) GPULA_CHECK_NOTHROW(cusolverMpDestroyMatrixDesc(d));
@@ -193,8 +192,8 @@ struct DeviceInfo {
   int* get() const { return static_cast<int*>(buf.get()); }
   int read() {
     int h = 0;
-    GPULA_CHECK(x.op, cudaMemcpyAsync(&h, buf.get(), sizeof(int), cudaMemcpyDeviceToHost,
-                                         x.c.stream));
+    GPULA_CHECK(x.op,
+                cudaMemcpyAsync(&h, buf.get(), sizeof(int), cudaMemcpyDeviceToHost, x.c.stream));
     x.sync();
     return h;
   }
@@ -220,12 +219,12 @@ void potrf(const Communicator& comm, DType t, bool lower, const BlockCyclic& da,
   Desc d(x.op, x.c.solver_grid(x.op, da.nprow, da.npcol), t, da, a.ld);
   std::size_t dws = 0, hws = 0;
   GPULA_CHECK(x.op, cusolverMpPotrf_bufferSize(h, fill(lower), da.n, a.data, 1, 1, d.d,
-                                                  cuda::data_type(t), &dws, &hws));
+                                               cuda::data_type(t), &dws, &hws));
   DeviceBuffer work(x.op, dws);
   std::vector<char> hwork(std::max<std::size_t>(hws, 1));
   DeviceInfo di(x);
   GPULA_CHECK(x.op, cusolverMpPotrf(h, fill(lower), da.n, a.data, 1, 1, d.d, cuda::data_type(t),
-                                       work.get(), dws, hwork.data(), hws, di.get()));
+                                    work.get(), dws, hwork.data(), hws, di.get()));
   *info = di.read();
 }
 
@@ -238,25 +237,25 @@ void potrf_potrs(const Communicator& comm, DType t, bool lower, const BlockCycli
   const cudaDataType ct = cuda::data_type(t);
   Workspace ws;
   std::size_t dws = 0, hws = 0;
-  GPULA_CHECK(x.op, cusolverMpPotrf_bufferSize(h, fill(lower), da.n, a.data, 1, 1, dA.d, ct,
-                                                  &dws, &hws));
+  GPULA_CHECK(x.op,
+              cusolverMpPotrf_bufferSize(h, fill(lower), da.n, a.data, 1, 1, dA.d, ct, &dws, &hws));
   ws.need(dws, hws);
   for (int64_t j = 0; j < db.n; ++j) {
     GPULA_CHECK(x.op, cusolverMpPotrs_bufferSize(h, fill(lower), da.n, 1, a.data, 1, 1, dA.d,
-                                                    b.data, 1, j + 1, dB.d, ct, &dws, &hws));
+                                                 b.data, 1, j + 1, dB.d, ct, &dws, &hws));
     ws.need(dws, hws);
   }
   DeviceBuffer work(x.op, ws.device_bytes);
   std::vector<char> hwork(std::max<std::size_t>(ws.host_bytes, 1));
   DeviceInfo di(x);
   GPULA_CHECK(x.op, cusolverMpPotrf(h, fill(lower), da.n, a.data, 1, 1, dA.d, ct, work.get(),
-                                       ws.device_bytes, hwork.data(), ws.host_bytes, di.get()));
+                                    ws.device_bytes, hwork.data(), ws.host_bytes, di.get()));
   *info_potrf = di.read();
   if (*info_potrf != 0) return;
   for (int64_t j = 0; j < db.n; ++j) {
-    GPULA_CHECK(x.op, cusolverMpPotrs(h, fill(lower), da.n, 1, a.data, 1, 1, dA.d, b.data, 1,
-                                         j + 1, dB.d, ct, work.get(), ws.device_bytes,
-                                         hwork.data(), ws.host_bytes, di.get()));
+    GPULA_CHECK(x.op, cusolverMpPotrs(h, fill(lower), da.n, 1, a.data, 1, 1, dA.d, b.data, 1, j + 1,
+                                      dB.d, ct, work.get(), ws.device_bytes, hwork.data(),
+                                      ws.host_bytes, di.get()));
   }
   const int info_potrs = di.read();
   if (info_potrs < 0)
@@ -278,25 +277,25 @@ void getrf_getrs(const Communicator& comm, DType t, const BlockCyclic& da, Local
   auto* piv = static_cast<int64_t*>(ipiv.get());
   Workspace ws;
   std::size_t dws = 0, hws = 0;
-  GPULA_CHECK(x.op, cusolverMpGetrf_bufferSize(h, da.n, da.n, a.data, 1, 1, dA.d, piv, ct,
-                                                  &dws, &hws));
+  GPULA_CHECK(x.op,
+              cusolverMpGetrf_bufferSize(h, da.n, da.n, a.data, 1, 1, dA.d, piv, ct, &dws, &hws));
   ws.need(dws, hws);
   for (int64_t j = 0; j < db.n; ++j) {
-    GPULA_CHECK(x.op, cusolverMpGetrs_bufferSize(h, CUBLAS_OP_N, da.n, 1, a.data, 1, 1, dA.d,
-                                                    piv, b.data, 1, j + 1, dB.d, ct, &dws, &hws));
+    GPULA_CHECK(x.op, cusolverMpGetrs_bufferSize(h, CUBLAS_OP_N, da.n, 1, a.data, 1, 1, dA.d, piv,
+                                                 b.data, 1, j + 1, dB.d, ct, &dws, &hws));
     ws.need(dws, hws);
   }
   DeviceBuffer work(x.op, ws.device_bytes);
   std::vector<char> hwork(std::max<std::size_t>(ws.host_bytes, 1));
   DeviceInfo di(x);
   GPULA_CHECK(x.op, cusolverMpGetrf(h, da.n, da.n, a.data, 1, 1, dA.d, piv, ct, work.get(),
-                                       ws.device_bytes, hwork.data(), ws.host_bytes, di.get()));
+                                    ws.device_bytes, hwork.data(), ws.host_bytes, di.get()));
   *info_getrf = di.read();
   if (*info_getrf != 0) return;
   for (int64_t j = 0; j < db.n; ++j) {
-    GPULA_CHECK(x.op, cusolverMpGetrs(h, CUBLAS_OP_N, da.n, 1, a.data, 1, 1, dA.d, piv, b.data,
-                                         1, j + 1, dB.d, ct, work.get(), ws.device_bytes,
-                                         hwork.data(), ws.host_bytes, di.get()));
+    GPULA_CHECK(x.op, cusolverMpGetrs(h, CUBLAS_OP_N, da.n, 1, a.data, 1, 1, dA.d, piv, b.data, 1,
+                                      j + 1, dB.d, ct, work.get(), ws.device_bytes, hwork.data(),
+                                      ws.host_bytes, di.get()));
   }
   const int info_getrs = di.read();
   if (info_getrs < 0)
@@ -315,15 +314,14 @@ void syevd(const Communicator& comm, DType t, const BlockCyclic& da, Local a, vo
   char jobz = vectors ? 'V' : 'N';
   const cudaDataType ct = cuda::data_type(t);
   std::size_t dws = 0, hws = 0;
-  GPULA_CHECK(x.op, cusolverMpSyevd_bufferSize(h, &jobz, CUBLAS_FILL_MODE_LOWER, da.n, a.data,
-                                                  1, 1, dA.d, w, q.data, 1, 1, dQ.d, ct, &dws,
-                                                  &hws));
+  GPULA_CHECK(x.op, cusolverMpSyevd_bufferSize(h, &jobz, CUBLAS_FILL_MODE_LOWER, da.n, a.data, 1, 1,
+                                               dA.d, w, q.data, 1, 1, dQ.d, ct, &dws, &hws));
   DeviceBuffer work(x.op, dws);
   std::vector<char> hwork(std::max<std::size_t>(hws, 1));
   DeviceInfo di(x);
-  GPULA_CHECK(x.op, cusolverMpSyevd(h, &jobz, CUBLAS_FILL_MODE_LOWER, da.n, a.data, 1, 1, dA.d,
-                                       w, q.data, 1, 1, dQ.d, ct, work.get(), dws, hwork.data(),
-                                       hws, di.get()));
+  GPULA_CHECK(x.op,
+              cusolverMpSyevd(h, &jobz, CUBLAS_FILL_MODE_LOWER, da.n, a.data, 1, 1, dA.d, w, q.data,
+                              1, 1, dQ.d, ct, work.get(), dws, hwork.data(), hws, di.get()));
   *info = di.read();
 }
 

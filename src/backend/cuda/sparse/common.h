@@ -2,7 +2,6 @@
 // Shared by the cuSPARSE product backends (SpMV, SpMM, SDDMM, SpGEMM): index and op mapping,
 // alpha / beta in A's dtype, CSR and dense descriptors over gpula views.
 #include <cusparse.h>
-
 #include <gpula/sparse.h>
 
 #include <complex>
@@ -86,8 +85,8 @@ struct DnMat {
   void reset(int64_t rows, int64_t cols, int64_t ld, void* data, DType t, const char* op) {
     if (d) GPULA_CHECK_NOTHROW(cusparseDestroyDnMat(d));
     d = nullptr;
-    GPULA_CHECK(op, cusparseCreateDnMat(&d, rows, cols, ld, data, data_type(t),
-                                        CUSPARSE_ORDER_ROW));
+    GPULA_CHECK(op,
+                cusparseCreateDnMat(&d, rows, cols, ld, data, data_type(t), CUSPARSE_ORDER_ROW));
   }
   ~DnMat() {
     if (d) GPULA_CHECK_NOTHROW(cusparseDestroyDnMat(d));

@@ -104,10 +104,10 @@ class CudssBackend final : public DirectBackend {
     GPULA_CHECK(kOp, cudaMalloc(&indptr_, (n_ + 1) * ib));
     GPULA_CHECK(kOp, cudaMalloc(&indices_, std::max<int64_t>(nnz_, 1) * ib));
     GPULA_CHECK(kOp, cudaMalloc(&values_, std::max<int64_t>(nnz_, 1) * size_of(dtype_)));
-    GPULA_CHECK(kOp,
-        cudaMemcpyAsync(indptr_, a.indptr.data, (n_ + 1) * ib, cudaMemcpyDeviceToDevice, stream_));
-    GPULA_CHECK(kOp,
-        cudaMemcpyAsync(indices_, a.indices.data, nnz_ * ib, cudaMemcpyDeviceToDevice, stream_));
+    GPULA_CHECK(kOp, cudaMemcpyAsync(indptr_, a.indptr.data, (n_ + 1) * ib,
+                                     cudaMemcpyDeviceToDevice, stream_));
+    GPULA_CHECK(kOp, cudaMemcpyAsync(indices_, a.indices.data, nnz_ * ib, cudaMemcpyDeviceToDevice,
+                                     stream_));
     set_values(a.values);
     const cudaDataType_t it = a.index_dtype() == DType::i32 ? CUDA_R_32I : CUDA_R_64I;
     const cudssMatrixViewType_t view = options.triangle == StoredTriangle::lower ? CUDSS_MVIEW_LOWER
@@ -116,9 +116,10 @@ class CudssBackend final : public DirectBackend {
                                            : CUDSS_MVIEW_FULL;
     GPULA_CHECK(kOp, cudssConfigCreate(&config_));
     GPULA_CHECK(kOp, cudssDataCreate(handle_, &data_));
-    GPULA_CHECK(kOp, cudssMatrixCreateCsr(
-        &a_, n_, n_, nnz_, indptr_, nullptr, indices_, values_, it, it, gpula::detail::cuda::data_type(dtype_),
-        matrix_type(options.matrix_type, is_complex(dtype_)), view, CUDSS_BASE_ZERO));
+    GPULA_CHECK(kOp, cudssMatrixCreateCsr(&a_, n_, n_, nnz_, indptr_, nullptr, indices_, values_,
+                                          it, it, gpula::detail::cuda::data_type(dtype_),
+                                          matrix_type(options.matrix_type, is_complex(dtype_)),
+                                          view, CUDSS_BASE_ZERO));
   }
 
   ~CudssBackend() override {
@@ -152,7 +153,8 @@ class CudssBackend final : public DirectBackend {
         GPULA_CHECK(kOp, cudssDataSet(handle_, data_, param, v.data(), v.size() * sizeof(int32_t)));
       } else {
         const std::vector<int64_t> wide(v.begin(), v.end());
-        GPULA_CHECK(kOp, cudssDataSet(handle_, data_, param, wide.data(), wide.size() * sizeof(int64_t)));
+        GPULA_CHECK(
+            kOp, cudssDataSet(handle_, data_, param, wide.data(), wide.size() * sizeof(int64_t)));
       }
     };
     set(CUDSS_DATA_USER_PERM, nd.perm);
@@ -176,7 +178,7 @@ class CudssBackend final : public DirectBackend {
 
   void set_values(const TensorView& values) override {
     GPULA_CHECK(kOp, cudaMemcpyAsync(values_, values.data, nnz_ * size_of(dtype_),
-                               cudaMemcpyDeviceToDevice, stream_));
+                                     cudaMemcpyDeviceToDevice, stream_));
   }
 
   void solve(const TensorView& b, const TensorView& x) override {
@@ -201,10 +203,12 @@ class CudssBackend final : public DirectBackend {
   void solve_col_major(void* b, void* x, int64_t k) {
     cudssMatrix_t bm = nullptr, xm = nullptr;
     DeviceGuard guard(device_);
-    GPULA_CHECK(kOp, cudssMatrixCreateDn(&bm, n_, k, n_, b, gpula::detail::cuda::data_type(dtype_), CUDSS_LAYOUT_COL_MAJOR));
+    GPULA_CHECK(kOp, cudssMatrixCreateDn(&bm, n_, k, n_, b, gpula::detail::cuda::data_type(dtype_),
+                                         CUDSS_LAYOUT_COL_MAJOR));
     try {
       GPULA_CHECK(kOp,
-          cudssMatrixCreateDn(&xm, n_, k, n_, x, gpula::detail::cuda::data_type(dtype_), CUDSS_LAYOUT_COL_MAJOR));
+                  cudssMatrixCreateDn(&xm, n_, k, n_, x, gpula::detail::cuda::data_type(dtype_),
+                                      CUDSS_LAYOUT_COL_MAJOR));
       execute(CUDSS_PHASE_SOLVE, xm, bm);
     } catch (...) {
       if (xm) static_cast<void>(cudssMatrixDestroy(xm));

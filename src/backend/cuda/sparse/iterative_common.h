@@ -90,7 +90,7 @@ Tensor jacobi_inverse_diagonal(const char* op, const CsrView& a, int64_t* scratc
   GPULA_CHECK(op, cudaStreamSynchronize(st));
   if (zero_row != INT64_MAX) {
     gpula::detail::throw_error<InvalidArgument>(op, "M='jacobi' needs a nonzero diagonal, got A[",
-                                         zero_row, ", ", zero_row, "] = 0");
+                                                zero_row, ", ", zero_row, "] = 0");
   }
   return dinv;
 }

@@ -88,8 +88,8 @@ void CudaSddmmPlan::run(const TensorView& a, const TensorView& b, double alpha, 
     a_.reset(a.shape[0], k, lda, a.data, dt, kOp);
     b_.reset(k, b.shape[1], ldb, b.data, dt, kOp);
     size_t bytes = 0;
-    GPULA_CHECK(kOp, cusparseSDDMM_bufferSize(h, nt, nt, al.bytes, a_.d, b_.d, be.bytes, mat_.d,
-                                              vt, alg, &bytes));
+    GPULA_CHECK(kOp, cusparseSDDMM_bufferSize(h, nt, nt, al.bytes, a_.d, b_.d, be.bytes, mat_.d, vt,
+                                              alg, &bytes));
     if (bytes > capacity_) {
       if (buffer_) GPULA_CHECK(kOp, cudaFree(buffer_));
       buffer_ = nullptr;
@@ -97,8 +97,8 @@ void CudaSddmmPlan::run(const TensorView& a, const TensorView& b, double alpha, 
       GPULA_CHECK(kOp, cudaMalloc(&buffer_, bytes));
       capacity_ = bytes;
     }
-    GPULA_CHECK(kOp, cusparseSDDMM_preprocess(h, nt, nt, al.bytes, a_.d, b_.d, be.bytes, mat_.d,
-                                              vt, alg, buffer_));
+    GPULA_CHECK(kOp, cusparseSDDMM_preprocess(h, nt, nt, al.bytes, a_.d, b_.d, be.bytes, mat_.d, vt,
+                                              alg, buffer_));
     k_ = k;
     lda_ = lda;
     ldb_ = ldb;
@@ -106,8 +106,8 @@ void CudaSddmmPlan::run(const TensorView& a, const TensorView& b, double alpha, 
     GPULA_CHECK(kOp, cusparseDnMatSetValues(a_.d, a.data));
     GPULA_CHECK(kOp, cusparseDnMatSetValues(b_.d, b.data));
   }
-  GPULA_CHECK(kOp, cusparseSDDMM(h, nt, nt, al.bytes, a_.d, b_.d, be.bytes, mat_.d, vt, alg,
-                                 buffer_));
+  GPULA_CHECK(kOp,
+              cusparseSDDMM(h, nt, nt, al.bytes, a_.d, b_.d, be.bytes, mat_.d, vt, alg, buffer_));
 }
 
 }  // namespace

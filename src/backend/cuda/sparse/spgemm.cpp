@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/format.h"
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
 #include "backend/cuda/sparse/common.h"
+#include "core/format.h"
 #include "sparse/spgemm_backend.h"
 
 namespace gpula::sparse::detail::cuda {

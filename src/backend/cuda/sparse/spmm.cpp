@@ -93,8 +93,8 @@ void CudaSpmmPlan::run(const TensorView& b, const TensorView& c, double alpha, d
                                                   c_.d, vt, alg_, &bytes);
     if (st != CUSPARSE_STATUS_SUCCESS && alg_ != CUSPARSE_SPMM_ALG_DEFAULT) {
       alg_ = CUSPARSE_SPMM_ALG_DEFAULT;
-      st = cusparseSpMM_bufferSize(h, op_a, op_b, al.bytes, mat_.d, b_.d, be.bytes, c_.d, vt,
-                                   alg_, &bytes);
+      st = cusparseSpMM_bufferSize(h, op_a, op_b, al.bytes, mat_.d, b_.d, be.bytes, c_.d, vt, alg_,
+                                   &bytes);
     }
     gpula::detail::cuda::check(st, kOp, "cusparseSpMM_bufferSize");
     if (bytes > capacity_) {
@@ -116,8 +116,8 @@ void CudaSpmmPlan::run(const TensorView& b, const TensorView& c, double alpha, d
     GPULA_CHECK(kOp, cusparseDnMatSetValues(b_.d, b.data));
     GPULA_CHECK(kOp, cusparseDnMatSetValues(c_.d, c.data));
   }
-  GPULA_CHECK(kOp, cusparseSpMM(h, op_a, op_b, al.bytes, mat_.d, b_.d, be.bytes, c_.d, vt, alg_,
-                                buffer_));
+  GPULA_CHECK(
+      kOp, cusparseSpMM(h, op_a, op_b, al.bytes, mat_.d, b_.d, be.bytes, c_.d, vt, alg_, buffer_));
 }
 
 }  // namespace

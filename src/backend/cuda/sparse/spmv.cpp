@@ -62,19 +62,18 @@ void CudaSpmvPlan::execute(const TensorView& x, const TensorView& y, double alph
   const cusparseOperation_t op = operation(op_, a_.dtype());
   if (!prepared_) {
     size_t bytes = 0;
-    GPULA_CHECK(kOp, cusparseSpMV_bufferSize(h, op, al.bytes, mat_.d, x_, be.bytes, y_, vt, alg_,
-                                             &bytes));
+    GPULA_CHECK(
+        kOp, cusparseSpMV_bufferSize(h, op, al.bytes, mat_.d, x_, be.bytes, y_, vt, alg_, &bytes));
     if (bytes > 0) GPULA_CHECK(kOp, cudaMalloc(&buffer_, bytes));
     // Preprocessing (an analysis of A kept in the buffer) only for op = none, where every
     // cuSPARSE version supports it; transposed products run without it.
     if (op == CUSPARSE_OPERATION_NON_TRANSPOSE) {
-      GPULA_CHECK(kOp, cusparseSpMV_preprocess(h, op, al.bytes, mat_.d, x_, be.bytes, y_, vt,
-                                               alg_, buffer_));
+      GPULA_CHECK(kOp, cusparseSpMV_preprocess(h, op, al.bytes, mat_.d, x_, be.bytes, y_, vt, alg_,
+                                               buffer_));
     }
     prepared_ = true;
   }
-  GPULA_CHECK(kOp,
-              cusparseSpMV(h, op, al.bytes, mat_.d, x_, be.bytes, y_, vt, alg_, buffer_));
+  GPULA_CHECK(kOp, cusparseSpMV(h, op, al.bytes, mat_.d, x_, be.bytes, y_, vt, alg_, buffer_));
 }
 
 }  // namespace
