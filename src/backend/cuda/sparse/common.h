@@ -9,6 +9,7 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/types.h"
+#include "sparse/check.h"
 
 namespace gpula::sparse::detail::cuda {
 
@@ -90,6 +91,35 @@ struct DnMat {
   }
   ~DnMat() {
     if (d) GPULA_CHECK_NOTHROW(cusparseDestroyDnMat(d));
+  }
+};
+
+// t itself when row-major, else a row-major copy on `s` kept alive by `keep` (its values copied
+// in only when `copy_in`: an output read with beta = 0 need not be).
+inline TensorView row_major_operand(const TensorView& t, Tensor& keep, bool copy_in, Stream s) {
+  if (is_row_major(t)) return t;
+  keep = Tensor::empty(t.shape, t.dtype, s);
+  if (copy_in) copy(t, keep.view(), s);
+  return keep.view();
+}
+
+// A device work buffer grown (never shrunk) to `bytes`.
+struct WorkBuffer {
+  void* p = nullptr;
+  size_t capacity = 0;
+  WorkBuffer() = default;
+  WorkBuffer(const WorkBuffer&) = delete;
+  WorkBuffer& operator=(const WorkBuffer&) = delete;
+  void reserve(size_t bytes, const char* op) {
+    if (bytes <= capacity) return;
+    if (p) GPULA_CHECK(op, cudaFree(p));
+    p = nullptr;
+    capacity = 0;
+    GPULA_CHECK(op, cudaMalloc(&p, bytes));
+    capacity = bytes;
+  }
+  ~WorkBuffer() {
+    if (p) GPULA_CHECK_NOTHROW(cudaFree(p));
   }
 };
 

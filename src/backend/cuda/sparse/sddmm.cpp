@@ -37,27 +37,15 @@ void scale_only(const CsrView& c, const TensorView& a, const TensorView& b, doub
 class CudaSddmmPlan final : public SddmmBackendPlan {
  public:
   explicit CudaSddmmPlan(const CsrView& c) : c_(c), mat_(c, kOp) {}
-  ~CudaSddmmPlan() override {
-    if (buffer_) GPULA_CHECK_NOTHROW(cudaFree(buffer_));
-  }
   void execute(const TensorView& a, const TensorView& b, double alpha, double beta,
                Stream stream) override {
     if (a.shape[1] == 0) {
       scale_only(c_, a, b, alpha, beta, stream);
       return;
     }
-    TensorView av = a, bv = b;
     Tensor at, bt;
-    if (!is_row_major(a)) {
-      at = Tensor::empty(a.shape, a.dtype, stream);
-      copy(a, at.view(), stream);
-      av = at.view();
-    }
-    if (!is_row_major(b)) {
-      bt = Tensor::empty(b.shape, b.dtype, stream);
-      copy(b, bt.view(), stream);
-      bv = bt.view();
-    }
+    const TensorView av = row_major_operand(a, at, true, stream);
+    const TensorView bv = row_major_operand(b, bt, true, stream);
     run(av, bv, alpha, beta, stream);
   }
 
@@ -67,8 +55,7 @@ class CudaSddmmPlan final : public SddmmBackendPlan {
   CsrView c_;
   SpMat mat_;
   DnMat a_, b_;
-  void* buffer_ = nullptr;
-  size_t capacity_ = 0;
+  WorkBuffer buffer_;
   int64_t k_ = -1, lda_ = -1, ldb_ = -1;
 };
 
@@ -90,15 +77,9 @@ void CudaSddmmPlan::run(const TensorView& a, const TensorView& b, double alpha, 
     size_t bytes = 0;
     GPULA_CHECK(kOp, cusparseSDDMM_bufferSize(h, nt, nt, al.bytes, a_.d, b_.d, be.bytes, mat_.d, vt,
                                               alg, &bytes));
-    if (bytes > capacity_) {
-      if (buffer_) GPULA_CHECK(kOp, cudaFree(buffer_));
-      buffer_ = nullptr;
-      capacity_ = 0;
-      GPULA_CHECK(kOp, cudaMalloc(&buffer_, bytes));
-      capacity_ = bytes;
-    }
+    buffer_.reserve(bytes, kOp);
     GPULA_CHECK(kOp, cusparseSDDMM_preprocess(h, nt, nt, al.bytes, a_.d, b_.d, be.bytes, mat_.d, vt,
-                                              alg, buffer_));
+                                              alg, buffer_.p));
     k_ = k;
     lda_ = lda;
     ldb_ = ldb;
@@ -107,7 +88,7 @@ void CudaSddmmPlan::run(const TensorView& a, const TensorView& b, double alpha, 
     GPULA_CHECK(kOp, cusparseDnMatSetValues(b_.d, b.data));
   }
   GPULA_CHECK(kOp,
-              cusparseSDDMM(h, nt, nt, al.bytes, a_.d, b_.d, be.bytes, mat_.d, vt, alg, buffer_));
+              cusparseSDDMM(h, nt, nt, al.bytes, a_.d, b_.d, be.bytes, mat_.d, vt, alg, buffer_.p));
 }
 
 }  // namespace

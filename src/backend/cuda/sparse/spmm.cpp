@@ -30,9 +30,6 @@ void scale_only(const TensorView& c, double beta, Stream s) {
 class CudaSpmmPlan final : public SpmmBackendPlan {
  public:
   CudaSpmmPlan(const CsrView& a, Op op) : a_(a), op_(op), mat_(a, kOp) {}
-  ~CudaSpmmPlan() override {
-    if (buffer_) GPULA_CHECK_NOTHROW(cudaFree(buffer_));
-  }
   void execute(const TensorView& b, const TensorView& c, double alpha, double beta,
                Stream stream) override {
     const int64_t k = op_ != Op::none ? a_.rows : a_.cols;
@@ -40,18 +37,9 @@ class CudaSpmmPlan final : public SpmmBackendPlan {
       scale_only(c, beta, stream);
       return;
     }
-    TensorView bv = b, cv = c;
     Tensor bt, ct;
-    if (!is_row_major(b)) {
-      bt = Tensor::empty(b.shape, b.dtype, stream);
-      copy(b, bt.view(), stream);
-      bv = bt.view();
-    }
-    if (!is_row_major(c)) {
-      ct = Tensor::empty(c.shape, c.dtype, stream);
-      if (beta != 0.0) copy(c, ct.view(), stream);
-      cv = ct.view();
-    }
+    const TensorView bv = row_major_operand(b, bt, true, stream);
+    const TensorView cv = row_major_operand(c, ct, beta != 0.0, stream);
     run(bv, cv, alpha, beta, stream);
     if (ct.defined()) copy(ct.view(), c, stream);
   }
@@ -63,8 +51,7 @@ class CudaSpmmPlan final : public SpmmBackendPlan {
   Op op_;
   SpMat mat_;
   DnMat b_, c_;
-  void* buffer_ = nullptr;
-  size_t capacity_ = 0;
+  WorkBuffer buffer_;
   int64_t n_ = -1, ldb_ = -1, ldc_ = -1;
   cusparseSpMMAlg_t alg_ = CUSPARSE_SPMM_ALG_DEFAULT;
 };
@@ -97,17 +84,11 @@ void CudaSpmmPlan::run(const TensorView& b, const TensorView& c, double alpha, d
                                    &bytes);
     }
     gpula::detail::cuda::check(st, kOp, "cusparseSpMM_bufferSize");
-    if (bytes > capacity_) {
-      if (buffer_) GPULA_CHECK(kOp, cudaFree(buffer_));
-      buffer_ = nullptr;
-      capacity_ = 0;
-      GPULA_CHECK(kOp, cudaMalloc(&buffer_, bytes));
-      capacity_ = bytes;
-    }
+    buffer_.reserve(bytes, kOp);
     // The analysis of A kept in the buffer, for op = none (where every cuSPARSE takes it).
     if (op_a == CUSPARSE_OPERATION_NON_TRANSPOSE) {
       GPULA_CHECK(kOp, cusparseSpMM_preprocess(h, op_a, op_b, al.bytes, mat_.d, b_.d, be.bytes,
-                                               c_.d, vt, alg_, buffer_));
+                                               c_.d, vt, alg_, buffer_.p));
     }
     n_ = n;
     ldb_ = ldb;
@@ -116,8 +97,8 @@ void CudaSpmmPlan::run(const TensorView& b, const TensorView& c, double alpha, d
     GPULA_CHECK(kOp, cusparseDnMatSetValues(b_.d, b.data));
     GPULA_CHECK(kOp, cusparseDnMatSetValues(c_.d, c.data));
   }
-  GPULA_CHECK(
-      kOp, cusparseSpMM(h, op_a, op_b, al.bytes, mat_.d, b_.d, be.bytes, c_.d, vt, alg_, buffer_));
+  GPULA_CHECK(kOp, cusparseSpMM(h, op_a, op_b, al.bytes, mat_.d, b_.d, be.bytes, c_.d, vt, alg_,
+                                buffer_.p));
 }
 
 }  // namespace
