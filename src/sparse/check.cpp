@@ -1,6 +1,8 @@
-// Structural checks of CSR views, shared by every sparse operation's front.
-#include <gpula/sparse.h>
+// Structural checks of CSR views, shared by every sparse operation's front, and the checks of
+// dense operands the product fronts share (sparse/check.h).
+#include "sparse/check.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -13,7 +15,7 @@ namespace {
 // `what` names the expected length in messages ("nnz = " for indices and values).
 void check_array(const TensorView& t, const char* name, int64_t length, const std::string& op,
                  const char* what = "") {
-  using detail::throw_error;
+  using gpula::detail::throw_error;
   if (t.ndim() != 1) {
     throw_error<InvalidArgument>(op.c_str(), name, " must be 1-D, got shape ", t.shape_str());
   }
@@ -37,7 +39,7 @@ void check_array(const TensorView& t, const char* name, int64_t length, const st
 }  // namespace
 
 void check_csr(const CsrView& a, std::string_view op_view) {
-  using detail::throw_error;
+  using gpula::detail::throw_error;
   const std::string op(op_view);
   if (a.rows < 0 || a.cols < 0) {
     throw_error<InvalidArgument>(op.c_str(), "shape must be non-negative, got (", a.rows, ", ",
@@ -76,3 +78,48 @@ void check_csr(const CsrView& a, std::string_view op_view) {
 }
 
 }  // namespace gpula::sparse
+
+namespace gpula::sparse::detail {
+
+using gpula::detail::throw_error;
+
+void check_dense(const TensorView& t, const char* op, const char* name, int64_t rows, int64_t cols,
+                 DType dtype, Device device, const char* what_shape) {
+  if (t.ndim() != 2) {
+    throw_error<InvalidArgument>(op, name, " must be 2-D, got shape ", t.shape_str());
+  }
+  if (t.dtype != dtype) {
+    throw_error<DTypeError>(op, name, " must have A's dtype ", gpula::name(dtype), ", got ",
+                            gpula::name(t.dtype));
+  }
+  if (t.device != device) {
+    throw_error<InvalidArgument>(op, name, " must be on A's device ", to_string(device), ", got ",
+                                 to_string(t.device));
+  }
+  if ((rows >= 0 && t.shape[0] != rows) || (cols >= 0 && t.shape[1] != cols)) {
+    throw_error<InvalidArgument>(op, name, " must have shape ", what_shape, ", got ",
+                                 t.shape_str());
+  }
+  if (t.numel() > 0 && t.data == nullptr) throw_error<InvalidArgument>(op, name, " has no data");
+}
+
+void check_op(Op o, const char* op) {
+  if (o != Op::none && o != Op::transpose && o != Op::conjugate_transpose) {
+    throw_error<InvalidArgument>(op, "op must be none, transpose or conjugate_transpose, got ",
+                                 static_cast<int>(o));
+  }
+}
+
+bool is_row_major(const TensorView& t) {
+  if (t.ndim() != 2) return false;
+  const bool inner = t.shape[1] <= 1 || t.strides[1] == 1;
+  const bool outer = t.shape[0] <= 1 || t.strides[0] >= std::max<int64_t>(1, t.shape[1]);
+  return inner && outer;
+}
+
+int64_t row_major_ld(const TensorView& t) {
+  const int64_t minimum = std::max<int64_t>(1, t.shape[1]);
+  return t.shape[0] <= 1 ? minimum : std::max(minimum, t.strides[0]);
+}
+
+}  // namespace gpula::sparse::detail

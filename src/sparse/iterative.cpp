@@ -7,7 +7,9 @@
 
 namespace gpula::sparse {
 
-using detail::throw_error;
+using detail::IterativeProblem;
+using detail::KrylovMethod;
+using gpula::detail::throw_error;
 
 Preconditioner parse_preconditioner(std::string_view name, std::string_view op_view) {
   const std::string op(op_view);
@@ -76,11 +78,11 @@ IterativeResult run(IterativeProblem& p, Device device, const TensorView& b, con
     }
     Stream st = stream;
     if (!(st.device == device)) st = Stream{device, nullptr};
-    IterativeResult r = cuda::iterative_solve(p, b, x, options, st);
-    if (options.common.blocking) detail::cuda::synchronize(st);
+    IterativeResult r = detail::cuda::iterative_solve(p, b, x, options, st);
+    if (options.common.blocking) gpula::detail::cuda::synchronize(st);
     return r;
   }
-  return cpu::iterative_solve(p, b, x, options);
+  return detail::cpu::iterative_solve(p, b, x, options);
 }
 
 IterativeResult solve_csr(KrylovMethod m, const char* op, const CsrView& a, const TensorView& b,

@@ -2,7 +2,7 @@
 // What the front of the iterative solvers hands a backend: a checked, square problem.
 #include <gpula/sparse_iterative.h>
 
-namespace gpula::sparse {
+namespace gpula::sparse::detail {
 
 enum class KrylovMethod : uint8_t { cg, gmres, bicgstab, minres };
 
@@ -31,11 +31,11 @@ IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, 
 }  // namespace cpu
 
 namespace cuda {
-/// Device-resident loops (src/backend/cuda/sparse/iterative.cpp: cg; sparse_krylov.cpp:
+/// Device-resident loops (src/backend/cuda/sparse/iterative.cpp: cg; krylov.cpp:
 /// bicgstab, gmres, minres); NotCompiled without CUDA, NotSupported for what is not written yet
 /// (real CSR A only; M = None / jacobi, and for cg also ic0 with int32 indices).
 IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
                                 const IterativeOptions& options, Stream stream);
 }  // namespace cuda
 
-}  // namespace gpula::sparse
+}  // namespace gpula::sparse::detail

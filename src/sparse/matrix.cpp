@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/dtype_dispatch.h"
 #include "core/format.h"
-#include "sparse/dispatch.h"
 
 namespace gpula::sparse {
 
@@ -166,7 +166,7 @@ CsrArrays from_triplets(int64_t rows, const std::vector<int64_t>& r, const std::
                         const TensorView& values, DType idt, Device device) {
   Tensor hv = values.device.is_cuda() ? host_copy(values) : Tensor(values, nullptr);
   Tensor indptr, indices, vals;
-  detail::dispatch_value_type(values.dtype, [&](auto zero) {
+  gpula::detail::visit_float(values.dtype, [&](auto zero) {
     using V = decltype(zero);
     std::vector<int64_t> ptr, ind;
     std::vector<V> val;

@@ -3,39 +3,21 @@
 #include <gpula/error.h>
 
 #include "sparse/iterative_backend.h"
-#include "sparse/products_backend.h"
+#include "sparse/sddmm_backend.h"
+#include "sparse/spgemm_backend.h"
+#include "sparse/spmm_backend.h"
 #include "sparse/spmv_backend.h"
 
-namespace gpula::sparse::detail {
+namespace gpula::sparse::detail::cuda {
 
-struct CudaSpmvPlan {};
-struct CudaSpmmPlan {};
-struct CudaSddmmPlan {};
-
-std::shared_ptr<CudaSpmvPlan> cuda_spmv_plan(const CsrView&, Op) { throw NotCompiled("cuda"); }
-void cuda_spmv_execute(CudaSpmvPlan&, const TensorView&, const TensorView&, double, double,
-                       Stream) {
-  throw NotCompiled("cuda");
-}
-std::shared_ptr<CudaSpmmPlan> cuda_spmm_plan(const CsrView&, Op) { throw NotCompiled("cuda"); }
-void cuda_spmm_execute(CudaSpmmPlan&, const TensorView&, const TensorView&, double, double,
-                       Stream) {
-  throw NotCompiled("cuda");
-}
-std::shared_ptr<CudaSddmmPlan> cuda_sddmm_plan(const CsrView&) { throw NotCompiled("cuda"); }
-void cuda_sddmm_execute(CudaSddmmPlan&, const TensorView&, const TensorView&, double, double,
-                        Stream) {
-  throw NotCompiled("cuda");
-}
-CsrMatrix cuda_spgemm(const CsrView&, const CsrView&, Stream) { throw NotCompiled("cuda"); }
-
-}  // namespace gpula::sparse::detail
-
-namespace gpula::sparse::cuda {
+std::unique_ptr<SpmvBackendPlan> make_spmv_plan(const CsrView&, Op) { throw NotCompiled("cuda"); }
+std::unique_ptr<SpmmBackendPlan> make_spmm_plan(const CsrView&, Op) { throw NotCompiled("cuda"); }
+std::unique_ptr<SddmmBackendPlan> make_sddmm_plan(const CsrView&) { throw NotCompiled("cuda"); }
+CsrMatrix spgemm(const CsrView&, const CsrView&, Stream) { throw NotCompiled("cuda"); }
 
 IterativeResult iterative_solve(const IterativeProblem&, const TensorView&, const TensorView&,
                                 const IterativeOptions&, Stream) {
   throw NotCompiled("cuda");
 }
 
-}  // namespace gpula::sparse::cuda
+}  // namespace gpula::sparse::detail::cuda

@@ -14,19 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "support/sparse.h"
+
 namespace {
+
+using sparse_test::view_1d;
 
 using namespace gpula;
 namespace sp = gpula::sparse;
-
-TensorView view_of(void* data, DType dt, int64_t n) {
-  TensorView t;
-  t.data = data;
-  t.dtype = dt;
-  t.shape = {n};
-  t.strides = {1};
-  return t;
-}
 
 // A 3 x 3 SPD matrix [[4, 1, 0], [1, 4, 0], [0, 0, 4]] as int64 CSR host arrays that the tests
 // corrupt one entry at a time.
@@ -35,9 +30,9 @@ struct Csr {
   std::vector<int64_t> ind{0, 1, 0, 1, 2};
   std::vector<double> val{4, 1, 1, 4, 4};
   sp::CsrView view() {
-    return sp::CsrView{3, 3, view_of(ptr.data(), DType::i64, 4),
-                       view_of(ind.data(), DType::i64, static_cast<int64_t>(ind.size())),
-                       view_of(val.data(), DType::f64, static_cast<int64_t>(val.size()))};
+    return sp::CsrView{3, 3, view_1d(ptr.data(), DType::i64, 4),
+                       view_1d(ind.data(), DType::i64, static_cast<int64_t>(ind.size())),
+                       view_1d(val.data(), DType::f64, static_cast<int64_t>(val.size()))};
   }
 };
 
@@ -85,7 +80,7 @@ std::vector<EntryPoint> entry_points() {
       std::vector<double> b(3, 1.0), x(3, 0.0);
       sp::IterativeOptions o;
       o.preconditioner = m;
-      fn(a, view_of(b.data(), DType::f64, 3), view_of(x.data(), DType::f64, 3), o, Stream{});
+      fn(a, view_1d(b.data(), DType::f64, 3), view_1d(x.data(), DType::f64, 3), o, Stream{});
     };
   };
   using P = sp::Preconditioner;
@@ -97,7 +92,7 @@ std::vector<EntryPoint> entry_points() {
       {"sparse.spmm",
        [](const sp::CsrView& a) {
          std::vector<double> b(6, 1.0);
-         TensorView bv = view_of(b.data(), DType::f64, 3);
+         TensorView bv = view_1d(b.data(), DType::f64, 3);
          bv.shape = {3, 2};
          bv.strides = {2, 1};
          sp::spmm(a, bv);
@@ -156,11 +151,11 @@ TEST(SparseValidation, CsrMatrixOwnsItsPatternAndSharesValues) {
   c.ptr.assign(c.ptr.size(), -5);
   c.val[4] = 8.0;  // a value update is seen
   std::vector<double> x{1, 2, 3}, y(3, 0.0);
-  plan.execute(view_of(x.data(), DType::f64, 3), view_of(y.data(), DType::f64, 3));
+  plan.execute(view_1d(x.data(), DType::f64, 3), view_1d(y.data(), DType::f64, 3));
   EXPECT_EQ(y, (std::vector<double>{6, 9, 24}));
   std::vector<double> y2(3, 0.0);
   sp::SpMM mm(m);
-  TensorView xb = view_of(x.data(), DType::f64, 3), yb = view_of(y2.data(), DType::f64, 3);
+  TensorView xb = view_1d(x.data(), DType::f64, 3), yb = view_1d(y2.data(), DType::f64, 3);
   xb.shape = yb.shape = {3, 1};
   xb.strides = yb.strides = {1, 1};
   mm.execute(xb, yb);
@@ -180,7 +175,7 @@ TEST(SparseValidation, PlansKeepTheirCsrMatrixAlive) {
                                                     Tensor(v.indices, nullptr), vals);
     plan = std::make_unique<sp::SpMV>(m);
   }  // the matrix, its arrays' other owners and the caller's vectors are gone
-  plan->execute(view_of(x.data(), DType::f64, 3), view_of(y.data(), DType::f64, 3));
+  plan->execute(view_1d(x.data(), DType::f64, 3), view_1d(y.data(), DType::f64, 3));
   EXPECT_EQ(y, (std::vector<double>{6, 9, 12}));
 }
 
@@ -193,18 +188,17 @@ TEST(SparseValidation, MaxiterZeroAndNegative) {
     sp::IterativeOptions o;
     o.maxiter = 0;
     sp::IterativeResult r =
-        fn(c.view(), view_of(b.data(), DType::f64, 3), view_of(x.data(), DType::f64, 3), o, {});
+        fn(c.view(), view_1d(b.data(), DType::f64, 3), view_1d(x.data(), DType::f64, 3), o, {});
     EXPECT_EQ(r.info, 1);  // not converged, and no iteration run
     EXPECT_EQ(r.iterations, 0);
     EXPECT_EQ(x, (std::vector<double>(3, 0.0)));
     std::vector<double> exact{1, 1, 1};  // x0 = the solution: converged with 0 iterations
-    r = fn(c.view(), view_of(b.data(), DType::f64, 3), view_of(exact.data(), DType::f64, 3), o,
-           {});
+    r = fn(c.view(), view_1d(b.data(), DType::f64, 3), view_1d(exact.data(), DType::f64, 3), o, {});
     EXPECT_EQ(r.info, 0);
     o.maxiter = -1;
     EXPECT_NE(invalid_argument_of([&] {
-                fn(c.view(), view_of(b.data(), DType::f64, 3), view_of(x.data(), DType::f64, 3),
-                   o, {});
+                fn(c.view(), view_1d(b.data(), DType::f64, 3), view_1d(x.data(), DType::f64, 3), o,
+                   {});
               }).find("maxiter must be >= 0, got -1"),
               std::string::npos);
   }
@@ -218,8 +212,8 @@ TEST(SparseValidation, NonFiniteRightHandSideIsABreakdown) {
                        std::numeric_limits<double>::quiet_NaN()}) {
       Csr c;
       std::vector<double> b{5, bad, 4}, x(3, 0.0);
-      const sp::IterativeResult r = fn(c.view(), view_of(b.data(), DType::f64, 3),
-                                       view_of(x.data(), DType::f64, 3), {}, {});
+      const sp::IterativeResult r =
+          fn(c.view(), view_1d(b.data(), DType::f64, 3), view_1d(x.data(), DType::f64, 3), {}, {});
       EXPECT_EQ(r.info, -1) << bad;  // never "converged" with an infinite tolerance
       EXPECT_EQ(r.iterations, 0);
       EXPECT_EQ(x, (std::vector<double>(3, 0.0)));  // x0 untouched

@@ -15,7 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "support/sparse.h"
+
 namespace {
+
+using sparse_test::view_1d;
 
 using gpula::DType;
 using gpula::TensorView;
@@ -79,15 +83,6 @@ std::vector<unsigned char> pack_values(const std::vector<cd>& v, DType t) {
   return out;
 }
 
-TensorView view1d(void* data, DType t, int64_t n) {
-  TensorView v;
-  v.data = data;
-  v.dtype = t;
-  v.shape = {n};
-  v.strides = {1};
-  return v;
-}
-
 Arrays make_arrays(const HostCsr& a, DType t, DType index) {
   Arrays r;
   auto pack_index = [&](const std::vector<int64_t>& x) {
@@ -104,9 +99,9 @@ Arrays make_arrays(const HostCsr& a, DType t, DType index) {
   r.indices = pack_index(a.indices);
   r.values = pack_values(a.values, t);
   r.view.rows = r.view.cols = a.n;
-  r.view.indptr = view1d(r.indptr.data(), index, a.n + 1);
-  r.view.indices = view1d(r.indices.data(), index, static_cast<int64_t>(a.indices.size()));
-  r.view.values = view1d(r.values.data(), t, static_cast<int64_t>(a.values.size()));
+  r.view.indptr = view_1d(r.indptr.data(), index, a.n + 1);
+  r.view.indices = view_1d(r.indices.data(), index, static_cast<int64_t>(a.indices.size()));
+  r.view.values = view_1d(r.values.data(), t, static_cast<int64_t>(a.values.size()));
   return r;
 }
 
@@ -148,7 +143,7 @@ std::vector<cd> random_rhs(int64_t count, bool cplx, uint32_t seed) {
 }
 
 TensorView view2d(void* data, DType t, int64_t n, int64_t k) {
-  TensorView v = view1d(data, t, n);
+  TensorView v = view_1d(data, t, n);
   if (k > 0) {
     v.shape = {n, k};
     v.strides = {k, 1};
@@ -234,7 +229,7 @@ TEST(SparseDirectCpuEdge, OneByOne) {
   s.plan();
   s.factorize();
   double b = 2.0, x = 0;
-  s.solve(view1d(&b, DType::f64, 1), view1d(&x, DType::f64, 1));
+  s.solve(view_1d(&b, DType::f64, 1), view_1d(&x, DType::f64, 1));
   EXPECT_DOUBLE_EQ(x, 0.5);
 }
 
@@ -244,10 +239,10 @@ TEST(SparseDirectCpuErrors, PhaseOrder) {
   DirectSolver s(arr.view);
   EXPECT_THROW(s.factorize(), gpula::InvalidArgument);
   std::vector<double> b(8, 1.0), x(8);
-  EXPECT_THROW(s.solve(view1d(b.data(), DType::f64, 8), view1d(x.data(), DType::f64, 8)),
+  EXPECT_THROW(s.solve(view_1d(b.data(), DType::f64, 8), view_1d(x.data(), DType::f64, 8)),
                gpula::InvalidArgument);
   s.plan();
-  EXPECT_THROW(s.solve(view1d(b.data(), DType::f64, 8), view1d(x.data(), DType::f64, 8)),
+  EXPECT_THROW(s.solve(view_1d(b.data(), DType::f64, 8), view_1d(x.data(), DType::f64, 8)),
                gpula::InvalidArgument);
   s.factorize();
   s.free();
@@ -261,12 +256,12 @@ TEST(SparseDirectCpuErrors, ShapeDtypeAndPattern) {
   s.plan();
   s.factorize();
   std::vector<double> b(9, 1.0), x(9);
-  EXPECT_THROW(s.solve(view1d(b.data(), DType::f64, 9), view1d(x.data(), DType::f64, 9)),
+  EXPECT_THROW(s.solve(view_1d(b.data(), DType::f64, 9), view_1d(x.data(), DType::f64, 9)),
                gpula::InvalidArgument);
   std::vector<float> bf(8, 1.0f), xf(8);
-  EXPECT_THROW(s.solve(view1d(bf.data(), DType::f32, 8), view1d(xf.data(), DType::f32, 8)),
+  EXPECT_THROW(s.solve(view_1d(bf.data(), DType::f32, 8), view_1d(xf.data(), DType::f32, 8)),
                gpula::DTypeError);
-  EXPECT_THROW(s.solve(view1d(b.data(), DType::f64, 8), view2d(x.data(), DType::f64, 8, 1)),
+  EXPECT_THROW(s.solve(view_1d(b.data(), DType::f64, 8), view2d(x.data(), DType::f64, 8, 1)),
                gpula::InvalidArgument);
   // A different pattern (one more stored entry) and a moved column index.
   HostCsr other = random_csr(8, 0.3, false, 3);
@@ -285,7 +280,7 @@ TEST(SparseDirectCpuErrors, ShapeDtypeAndPattern) {
   }
   // Wrong values dtype.
   std::vector<float> vf(a.values.size());
-  EXPECT_THROW(s.reset_values(view1d(vf.data(), DType::f32, static_cast<int64_t>(vf.size()))),
+  EXPECT_THROW(s.reset_values(view_1d(vf.data(), DType::f32, static_cast<int64_t>(vf.size()))),
                gpula::DTypeError);
   // Non-square matrix.
   CsrView rect = arr.view;
@@ -322,7 +317,7 @@ TEST(SparseDirectCpuErrors, NaNDoesNotCrash) {
   try {
     s.factorize();
     std::vector<double> b(6, 1.0), x(6);
-    s.solve(view1d(b.data(), DType::f64, 6), view1d(x.data(), DType::f64, 6));
+    s.solve(view_1d(b.data(), DType::f64, 6), view_1d(x.data(), DType::f64, 6));
   } catch (const gpula::LinAlgError&) {
     // reporting the NaN as a failed factorization is fine too
   }
@@ -401,8 +396,9 @@ TEST(SparseDirectCpuErrors, MalformedArraysNameThePosition) {
                     const DirectSolverOptions& options) {
     std::vector<double> values(indices.size(), 1.0);
     const auto nnz = static_cast<int64_t>(indices.size());
-    const CsrView a{2, 2, view1d(indptr.data(), DType::i32, 3),
-                    view1d(indices.data(), DType::i32, nnz), view1d(values.data(), DType::f64, nnz)};
+    const CsrView a{2, 2, view_1d(indptr.data(), DType::i32, 3),
+                    view_1d(indices.data(), DType::i32, nnz),
+                    view_1d(values.data(), DType::f64, nnz)};
     try {
       DirectSolver s(a, options);
     } catch (const gpula::InvalidArgument& e) {
@@ -426,8 +422,8 @@ TEST(SparseDirectCpuErrors, MalformedArraysNameThePosition) {
 TEST(SparseDirectCpuErrors, ZeroNnzIsSingular) {
   std::vector<int32_t> indptr(5, 0), indices;
   std::vector<double> values;
-  const CsrView a{4, 4, view1d(indptr.data(), DType::i32, 5), view1d(indices.data(), DType::i32, 0),
-                  view1d(values.data(), DType::f64, 0)};
+  const CsrView a{4, 4, view_1d(indptr.data(), DType::i32, 5),
+                  view_1d(indices.data(), DType::i32, 0), view_1d(values.data(), DType::f64, 0)};
   for (const DirectSolverOptions& o : {DirectSolverOptions{}, pd()}) {
     DirectSolver s(a, o);
     try {
@@ -491,10 +487,10 @@ TEST(SparseDirectCpuCholmodEdge, OneByOne) {
   s.plan();
   s.factorize();
   double b = 2.0, x = 0;
-  s.solve(view1d(&b, DType::f64, 1), view1d(&x, DType::f64, 1));
+  s.solve(view_1d(&b, DType::f64, 1), view_1d(&x, DType::f64, 1));
   EXPECT_DOUBLE_EQ(x, 0.5);
   double neg = -1.0;
-  s.reset_values(view1d(&neg, DType::f64, 1));
+  s.reset_values(view_1d(&neg, DType::f64, 1));
   EXPECT_THROW(s.factorize(), gpula::NotPositiveDefinite);
 }
 
@@ -521,7 +517,7 @@ TEST(SparseDirectCpuCholmodEdge, ReadsTheLowerTriangle) {
   s.factorize();
   auto b = pack_values(random_rhs(a.n, true, 1), DType::c128);
   std::vector<unsigned char> x(b.size());
-  s.solve(view1d(b.data(), DType::c128, a.n), view1d(x.data(), DType::c128, a.n));
+  s.solve(view_1d(b.data(), DType::c128, a.n), view_1d(x.data(), DType::c128, a.n));
   EXPECT_LT(relative_residual(a, b, x, DType::c128, 1), 1e-11);
 }
 
@@ -548,7 +544,7 @@ TEST(SparseDirectCpuCholmodErrors, NotPositiveDefiniteThenRecovers) {
   }
   EXPECT_FALSE(s.factorized());
   std::vector<double> b(50, 1.0), x(50);
-  EXPECT_THROW(s.solve(view1d(b.data(), DType::f64, 50), view1d(x.data(), DType::f64, 50)),
+  EXPECT_THROW(s.solve(view_1d(b.data(), DType::f64, 50), view_1d(x.data(), DType::f64, 50)),
                gpula::InvalidArgument);
   // New positive definite values: the same plan factorizes them.
   Arrays arr = make_arrays(a, DType::f64, DType::i32);
@@ -556,7 +552,7 @@ TEST(SparseDirectCpuCholmodErrors, NotPositiveDefiniteThenRecovers) {
   s.factorize();
   std::vector<unsigned char> bb(50 * sizeof(double)), xb(bb.size());
   std::memcpy(bb.data(), b.data(), bb.size());
-  s.solve(view1d(bb.data(), DType::f64, 50), view1d(xb.data(), DType::f64, 50));
+  s.solve(view_1d(bb.data(), DType::f64, 50), view_1d(xb.data(), DType::f64, 50));
   EXPECT_LT(relative_residual(a, bb, xb, DType::f64, 1), 1e-11);
 }
 
@@ -612,7 +608,7 @@ TEST(SparseDirectCpuCholmodErrors, IndefinitePoissonAndNaN) {
   s.factorize();
   auto b = pack_values(random_rhs(a.n, false, 4), DType::f64);
   std::vector<unsigned char> x(b.size());
-  s.solve(view1d(b.data(), DType::f64, a.n), view1d(x.data(), DType::f64, a.n));
+  s.solve(view_1d(b.data(), DType::f64, a.n), view_1d(x.data(), DType::f64, a.n));
   EXPECT_LT(relative_residual(a, b, x, DType::f64, 1), 1e-12);
   HostCsr nan = a;
   nan.values[5] = std::nan("");
@@ -620,7 +616,7 @@ TEST(SparseDirectCpuCholmodErrors, IndefinitePoissonAndNaN) {
   s.reset_values(arr_nan.view.values);
   try {
     s.factorize();
-    s.solve(view1d(b.data(), DType::f64, a.n), view1d(x.data(), DType::f64, a.n));
+    s.solve(view_1d(b.data(), DType::f64, a.n), view_1d(x.data(), DType::f64, a.n));
   } catch (const gpula::LinAlgError&) {
     // reporting the NaN as a failed factorization is fine too
   }
@@ -697,7 +693,7 @@ TEST(SparseDirectCpuCholmodEdge, RestoresOpenMpMaxActiveLevels) {
     t.factorize();
     auto b = pack_values(random_rhs(a.n, false, 8), DType::f64);
     std::vector<unsigned char> x(b.size());
-    t.solve(view1d(b.data(), DType::f64, a.n), view1d(x.data(), DType::f64, a.n));
+    t.solve(view_1d(b.data(), DType::f64, a.n), view_1d(x.data(), DType::f64, a.n));
     if (!(relative_residual(a, b, x, DType::f64, 1) < 1e-12)) ++failures;
   }
   EXPECT_EQ(failures, 0);

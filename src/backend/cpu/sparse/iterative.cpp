@@ -6,31 +6,21 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype_dispatch.h"
 #include "core/format.h"
 #include "sparse/iterative_backend.h"
 
-namespace gpula::sparse::cpu {
+namespace gpula::sparse::detail::cpu {
 
 namespace {
 
-using detail::throw_error;
+using gpula::detail::throw_error;
 
-template <class T>
-struct Real {
-  using type = T;
-};
-template <class R>
-struct Real<std::complex<R>> {
-  using type = R;
-};
+using gpula::detail::real_t;
 
 template <class T>
 T conj_of(T v) {
-  return v;
-}
-template <class R>
-std::complex<R> conj_of(std::complex<R> v) {
-  return std::conj(v);
+  return gpula::detail::conj_if(v, true);
 }
 template <class T>
 double re(T v) {
@@ -79,14 +69,10 @@ void xpby(int64_t n, const T* x, T b, T* y) {  // y = x + b y
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] + b * y[i];
 }
 
+// x of a callback or a LinearOperator: n contiguous host elements.
 template <class T>
 TensorView view_of(T* p, int64_t n, DType dt) {
-  TensorView v;
-  v.data = p;
-  v.dtype = dt;
-  v.shape = {n};
-  v.strides = {1};
-  return v;
+  return TensorView{p, dt, {n}, {1}, Device::cpu()};
 }
 
 // ---- the matrix and its preconditioners, sorted CSR copy with int64 indices ----
@@ -184,9 +170,9 @@ void factor_ilu0(Precond<T>& m, const char* op, bool cholesky) {
       if (c.col[k] == i) m.diag_pos[i] = k;
     }
     if (m.diag_pos[i] < 0) {
-      throw SingularMatrix(
-          detail::cat("[", op, "] M='", name, "': A[", i, ", ", i, "] is not stored (zero pivot)"),
-          i, -1);
+      throw SingularMatrix(gpula::detail::cat("[", op, "] M='", name, "': A[", i, ", ", i,
+                                              "] is not stored (zero pivot)"),
+                           i, -1);
     }
   }
   std::vector<int64_t> where(n, -1);
@@ -206,12 +192,12 @@ void factor_ilu0(Precond<T>& m, const char* op, bool cholesky) {
         cholesky ? !(re(piv) > 0.0) : !(std::abs(piv) > 0.0) || !std::isfinite(std::abs(piv));
     if (bad) {
       if (cholesky) {
-        throw NotPositiveDefinite(detail::cat("[", op, "] M='ic0': pivot ", i, " is ", re(piv),
-                                              " (IC(0) of A breaks down)"),
+        throw NotPositiveDefinite(gpula::detail::cat("[", op, "] M='ic0': pivot ", i, " is ",
+                                                     re(piv), " (IC(0) of A breaks down)"),
                                   i + 1, -1);
       }
-      throw SingularMatrix(detail::cat("[", op, "] M='ilu0': zero pivot U[", i, ", ", i, "]"), i,
-                           -1);
+      throw SingularMatrix(
+          gpula::detail::cat("[", op, "] M='ilu0': zero pivot U[", i, ", ", i, "]"), i, -1);
     }
   }
 }
@@ -304,7 +290,7 @@ IterativeResult solve_bicgstab(const Ctx<T>& c, T* x, T* r) {
     c.mv(sh.data(), t.data());
     const double tt = re(dot(n, t.data(), t.data()));
     if (!(tt > 0.0)) return {-11, it, snorm};
-    omega = dot(n, t.data(), s.data()) / static_cast<typename Real<T>::type>(tt);
+    omega = dot(n, t.data(), s.data()) / static_cast<real_t<T>>(tt);
     for (int64_t i = 0; i < n; ++i) {
       x[i] += alpha * ph[i] + omega * sh[i];
       r[i] = s[i] - omega * t[i];
@@ -322,7 +308,7 @@ IterativeResult solve_bicgstab(const Ctx<T>& c, T* x, T* r) {
 // rotations; maxiter counts restart cycles, as scipy.
 template <class T>
 IterativeResult solve_gmres(const Ctx<T>& c, const T* b, T* x, T* r) {
-  using R = typename Real<T>::type;
+  using R = real_t<T>;
   const int64_t n = c.n;
   const int64_t m = std::max<int64_t>(1, std::min(c.o->restart, n));
   std::vector<T> V((m + 1) * n), H((m + 1) * m), cs(m), sn(m), g(m + 1), z(n), w(n), y(m);
@@ -394,7 +380,7 @@ IterativeResult solve_gmres(const Ctx<T>& c, const T* b, T* x, T* r) {
 // recurrence r -= phi A w (A w updated from A v), so the stopping test is scipy's ||b - A x||.
 template <class T>
 IterativeResult solve_minres(const Ctx<T>& c, T* x, T* r) {
-  using R = typename Real<T>::type;
+  using R = real_t<T>;
   const int64_t n = c.n;
   IterativeResult res;
   res.residual_norm = nrm2(n, r);
@@ -547,4 +533,4 @@ IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, 
   }
 }
 
-}  // namespace gpula::sparse::cpu
+}  // namespace gpula::sparse::detail::cpu

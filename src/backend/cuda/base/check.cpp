@@ -74,4 +74,33 @@ void throw_cusparse(cusparseStatus_t status, const char* op, const char* call) {
   throw CusparseError(msg, static_cast<int>(status), name);
 }
 
+#ifdef GPULA_WITH_CUDSS
+namespace {
+const char* cudss_status_name(cudssStatus_t s) {
+  switch (s) {
+#define GPULA_CUDSS_NAME(s) \
+  case s:                   \
+    return #s;
+    GPULA_CUDSS_NAME(CUDSS_STATUS_SUCCESS)
+    GPULA_CUDSS_NAME(CUDSS_STATUS_NOT_INITIALIZED)
+    GPULA_CUDSS_NAME(CUDSS_STATUS_ALLOC_FAILED)
+    GPULA_CUDSS_NAME(CUDSS_STATUS_INVALID_VALUE)
+    GPULA_CUDSS_NAME(CUDSS_STATUS_NOT_SUPPORTED)
+    GPULA_CUDSS_NAME(CUDSS_STATUS_EXECUTION_FAILED)
+    GPULA_CUDSS_NAME(CUDSS_STATUS_INTERNAL_ERROR)
+    GPULA_CUDSS_NAME(CUDSS_STATUS_IR_FAILED)
+#undef GPULA_CUDSS_NAME
+  }
+  return "CUDSS_STATUS_UNKNOWN";
+}
+}  // namespace
+
+void throw_cudss(cudssStatus_t status, const char* op, const char* call) {
+  const char* name = cudss_status_name(status);
+  const std::string msg = std::string("[") + op + "] " + call + " failed: " + name;
+  if (status == CUDSS_STATUS_ALLOC_FAILED) throw OutOfMemory(msg);
+  throw CudssError(msg, static_cast<int>(status), name);
+}
+#endif
+
 }  // namespace gpula::detail::cuda

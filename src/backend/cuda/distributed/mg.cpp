@@ -16,13 +16,12 @@
 #include <vector>
 
 #include "backend/cuda/base/check.h"
-#include "distributed/mg_backend.h"
+#include "backend/cuda/base/types.h"
 #include "core/format.h"
+#include "distributed/mg_backend.h"
 
 namespace gpula::detail::cuda {
 namespace {
-
-cudaDataType cuda_type(DType t) { return t == DType::f32 ? CUDA_R_32F : CUDA_R_64F; }
 
 int to_int(const MgCall& c, int64_t v, const char* what) {
   if (v > INT_MAX)
@@ -153,7 +152,7 @@ struct Setup {
   // The descriptor and device pieces of an n x ncols matrix, filled from host (column-major).
   MgMatrix distribute(int64_t n, int64_t ncols, const void* host) {
     cudaLibMgMatrixDesc_t d = nullptr;
-    GPULA_CHECK(c.op, cusolverMgCreateMatrixDesc(&d, n, ncols, n, block, cuda_type(t), s.grid));
+    GPULA_CHECK(c.op, cusolverMgCreateMatrixDesc(&d, n, ncols, n, block, data_type(t), s.grid));
     s.descs.push_back(d);
     MgMatrix m{d, PerDevice(c, devices, piece_bytes(n, ncols, size_of(t)))};
     copy_blocks(m, n, ncols, const_cast<void*>(host), true);
@@ -195,11 +194,11 @@ void mg_potrf(const MgCall& c, DType t, int64_t n, void* a, int* info) {
   MgMatrix ma = x.distribute(n, n, a);
   int64_t lwork = 0;
   GPULA_CHECK(c.op, cusolverMgPotrf_bufferSize(x.s.handle, kLower, ni, ma.pieces.ptrs.data(), 1, 1,
-                                               ma.desc, cuda_type(t), &lwork));
+                                               ma.desc, data_type(t), &lwork));
   PerDevice work = x.workspace(lwork);
   sync_all(c, x.devices);
   GPULA_CHECK(c.op, cusolverMgPotrf(x.s.handle, kLower, ni, ma.pieces.ptrs.data(), 1, 1, ma.desc,
-                                    cuda_type(t), work.ptrs.data(), lwork, info));
+                                    data_type(t), work.ptrs.data(), lwork, info));
   sync_all(c, x.devices);
   x.copy_blocks(ma, n, n, a, false);
 }
@@ -211,19 +210,19 @@ void mg_potrf_potrs(const MgCall& c, DType t, int64_t n, int64_t k, void* a, voi
   MgMatrix mb = x.distribute(n, k, b);
   int64_t lw_f = 0, lw_s = 0;
   GPULA_CHECK(c.op, cusolverMgPotrf_bufferSize(x.s.handle, kLower, ni, ma.pieces.ptrs.data(), 1, 1,
-                                               ma.desc, cuda_type(t), &lw_f));
+                                               ma.desc, data_type(t), &lw_f));
   GPULA_CHECK(c.op, cusolverMgPotrs_bufferSize(x.s.handle, kLower, ni, ki, ma.pieces.ptrs.data(), 1,
                                                1, ma.desc, mb.pieces.ptrs.data(), 1, 1, mb.desc,
-                                               cuda_type(t), &lw_s));
+                                               data_type(t), &lw_s));
   const int64_t lwork = std::max(lw_f, lw_s);
   PerDevice work = x.workspace(lwork);
   sync_all(c, x.devices);
   GPULA_CHECK(c.op, cusolverMgPotrf(x.s.handle, kLower, ni, ma.pieces.ptrs.data(), 1, 1, ma.desc,
-                                    cuda_type(t), work.ptrs.data(), lwork, info));
+                                    data_type(t), work.ptrs.data(), lwork, info));
   sync_all(c, x.devices);
   if (*info != 0) return;
   GPULA_CHECK(c.op, cusolverMgPotrs(x.s.handle, kLower, ni, ki, ma.pieces.ptrs.data(), 1, 1,
-                                    ma.desc, mb.pieces.ptrs.data(), 1, 1, mb.desc, cuda_type(t),
+                                    ma.desc, mb.pieces.ptrs.data(), 1, 1, mb.desc, data_type(t),
                                     work.ptrs.data(), lwork, info));
   sync_all(c, x.devices);
   x.copy_blocks(mb, n, k, b, false);
@@ -243,21 +242,21 @@ void mg_getrf_getrs(const MgCall& c, DType t, int64_t n, int64_t k, void* a, voi
   for (void* p : ipiv.ptrs) ipiv_ptrs.push_back(static_cast<int*>(p));
   int64_t lw_f = 0, lw_s = 0;
   GPULA_CHECK(c.op, cusolverMgGetrf_bufferSize(x.s.handle, ni, ni, ma.pieces.ptrs.data(), 1, 1,
-                                               ma.desc, ipiv_ptrs.data(), cuda_type(t), &lw_f));
+                                               ma.desc, ipiv_ptrs.data(), data_type(t), &lw_f));
   GPULA_CHECK(
       c.op, cusolverMgGetrs_bufferSize(x.s.handle, CUBLAS_OP_N, ni, ki, ma.pieces.ptrs.data(), 1, 1,
                                        ma.desc, ipiv_ptrs.data(), mb.pieces.ptrs.data(), 1, 1,
-                                       mb.desc, cuda_type(t), &lw_s));
+                                       mb.desc, data_type(t), &lw_s));
   const int64_t lwork = std::max(lw_f, lw_s);
   PerDevice work = x.workspace(lwork);
   sync_all(c, x.devices);
   GPULA_CHECK(c.op, cusolverMgGetrf(x.s.handle, ni, ni, ma.pieces.ptrs.data(), 1, 1, ma.desc,
-                                    ipiv_ptrs.data(), cuda_type(t), work.ptrs.data(), lwork, info));
+                                    ipiv_ptrs.data(), data_type(t), work.ptrs.data(), lwork, info));
   sync_all(c, x.devices);
   if (*info != 0) return;
   GPULA_CHECK(c.op, cusolverMgGetrs(x.s.handle, CUBLAS_OP_N, ni, ki, ma.pieces.ptrs.data(), 1, 1,
                                     ma.desc, ipiv_ptrs.data(), mb.pieces.ptrs.data(), 1, 1, mb.desc,
-                                    cuda_type(t), work.ptrs.data(), lwork, info));
+                                    data_type(t), work.ptrs.data(), lwork, info));
   sync_all(c, x.devices);
   x.copy_blocks(mb, n, k, b, false);
 }
@@ -271,12 +270,12 @@ void mg_syevd(const MgCall& c, DType t, int64_t n, void* a, void* w, bool vector
   // cusolverMgSyevd supports the lower triangle only (the front stages a^T for upper).
   GPULA_CHECK(c.op, cusolverMgSyevd_bufferSize(x.s.handle, jobz, CUBLAS_FILL_MODE_LOWER, ni,
                                                ma.pieces.ptrs.data(), 1, 1, ma.desc, w,
-                                               cuda_type(t), cuda_type(t), &lwork));
+                                               data_type(t), data_type(t), &lwork));
   PerDevice work = x.workspace(lwork);
   sync_all(c, x.devices);
   GPULA_CHECK(c.op, cusolverMgSyevd(x.s.handle, jobz, CUBLAS_FILL_MODE_LOWER, ni,
-                                    ma.pieces.ptrs.data(), 1, 1, ma.desc, w, cuda_type(t),
-                                    cuda_type(t), work.ptrs.data(), lwork, info));
+                                    ma.pieces.ptrs.data(), 1, 1, ma.desc, w, data_type(t),
+                                    data_type(t), work.ptrs.data(), lwork, info));
   sync_all(c, x.devices);
   if (vectors) x.copy_blocks(ma, n, n, a, false);
 }

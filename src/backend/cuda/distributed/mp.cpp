@@ -9,16 +9,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "backend/cuda/distributed/mp_comm.h"
 #include "core/format.h"
 
-namespace gpula::detail::mp {
-
-using distributed::numroc;
-
-// ----- status checks, set-up -----
+namespace gpula::detail::cuda {
 
 void throw_nccl(ncclResult_t status, const char* op, const char* call) {
   throw NcclError(cat("[", op, "] ", call, " failed: ", ncclGetErrorString(status)),
@@ -42,28 +39,27 @@ const char* cublasmp_status_name(cublasMpStatus_t s) {
 }  // namespace
 
 void throw_cublasmp(cublasMpStatus_t status, const char* op, const char* call) {
-  throw CublasMpError(cat("[", op, "] ", call, " failed: ", cublasmp_status_name(status)),
-                      static_cast<int>(status), cublasmp_status_name(status));
+  const std::string msg = cat("[", op, "] ", call, " failed: ", cublasmp_status_name(status));
+  if (status == CUBLASMP_STATUS_ALLOCATION_FAILED) throw OutOfMemory(msg);
+  throw CublasMpError(msg, static_cast<int>(status), cublasmp_status_name(status));
 }
 
-cudaDataType cuda_type(DType t) {
-  switch (t) {
-    case DType::f32: return CUDA_R_32F;
-    case DType::f64: return CUDA_R_64F;
-    default: return CUDA_R_16BF;  // the fronts admit bf16 for matmul only
-  }
-}
+}  // namespace gpula::detail::cuda
+
+namespace gpula::detail::mp {
+
+using distributed::numroc;
 
 Call::Call(const distributed::Communicator& comm, const char* o)
     : c(*comm.impl()), op(o), lock_(comm.impl()->mutex) {
-  GPULA_MP_CHECK(op, cudaGetDevice(&saved_device_));
-  GPULA_MP_CHECK(op, cudaSetDevice(c.device));
-  GPULA_MP_CHECK(op, cudaDeviceSynchronize());
+  GPULA_CHECK(op, cudaGetDevice(&saved_device_));
+  GPULA_CHECK(op, cudaSetDevice(c.device));
+  GPULA_CHECK(op, cudaDeviceSynchronize());
 }
 
 Call::~Call() { GPULA_CHECK_NOTHROW(cudaSetDevice(saved_device_)); }
 
-void Call::sync() { GPULA_MP_CHECK(op, cudaStreamSynchronize(c.stream)); }
+void Call::sync() { GPULA_CHECK(op, cudaStreamSynchronize(c.stream)); }
 
 DeviceBuffer::DeviceBuffer(const char* op, std::size_t bytes) {
   const cudaError_t e = cudaMalloc(&p_, std::max<std::size_t>(bytes, 1));
@@ -71,7 +67,7 @@ DeviceBuffer::DeviceBuffer(const char* op, std::size_t bytes) {
     static_cast<void>(cudaGetLastError());
     throw_error<OutOfMemory>(op, "could not allocate ", bytes, " bytes of workspace");
   }
-  GPULA_MP_CHECK(op, e);
+  GPULA_CHECK(op, e);
 }
 
 DeviceBuffer::~DeviceBuffer() {
@@ -97,12 +93,12 @@ gpula::distributed::Communicator::Impl::~Impl() {
 }
 
 cusolverMpHandle_t gpula::distributed::Communicator::Impl::solver_handle(const char* op) {
-  if (!solver) GPULA_MP_CHECK(op, cusolverMpCreate(&solver, device, stream));
+  if (!solver) GPULA_CHECK(op, cusolverMpCreate(&solver, device, stream));
   return solver;
 }
 
 cublasMpHandle_t gpula::distributed::Communicator::Impl::blas_handle(const char* op) {
-  if (!blas) GPULA_MP_CHECK(op, cublasMpCreate(&blas, stream));
+  if (!blas) GPULA_CHECK(op, cublasMpCreate(&blas, stream));
   return blas;
 }
 
@@ -112,10 +108,9 @@ cusolverMpGrid_t gpula::distributed::Communicator::Impl::solver_grid(const char*
   auto it = solver_grids.find({nprow, npcol});
   if (it != solver_grids.end()) return it->second;
   cusolverMpGrid_t g = nullptr;
-  GPULA_MP_CHECK(op, cusolverMpCreateDeviceGrid(solver_handle(op), &g, nccl,
-                                                static_cast<int32_t>(nprow),
-                                                static_cast<int32_t>(npcol),
-                                                CUSOLVERMP_GRID_MAPPING_COL_MAJOR));
+  GPULA_CHECK(op, cusolverMpCreateDeviceGrid(
+                      solver_handle(op), &g, nccl, static_cast<int32_t>(nprow),
+                      static_cast<int32_t>(npcol), CUSOLVERMP_GRID_MAPPING_COL_MAJOR));
   solver_grids[{nprow, npcol}] = g;
   return g;
 }
@@ -126,7 +121,7 @@ cublasMpGrid_t gpula::distributed::Communicator::Impl::blas_grid(const char* op,
   if (it != blas_grids.end()) return it->second;
   blas_handle(op);
   cublasMpGrid_t g = nullptr;
-  GPULA_MP_CHECK(op, cublasMpGridCreate(nprow, npcol, CUBLASMP_GRID_LAYOUT_COL_MAJOR, nccl, &g));
+  GPULA_CHECK(op, cublasMpGridCreate(nprow, npcol, CUBLASMP_GRID_LAYOUT_COL_MAJOR, nccl, &g));
   blas_grids[{nprow, npcol}] = g;
   return g;
 }
@@ -139,7 +134,7 @@ bool available() { return true; }
 
 Communicator::UniqueId unique_id() {
   ncclUniqueId id;
-  GPULA_MP_CHECK("distributed.Communicator.unique_id", ncclGetUniqueId(&id));
+  GPULA_CHECK("distributed.Communicator.unique_id", ncclGetUniqueId(&id));
   Communicator::UniqueId out{};
   std::memcpy(out.data(), &id, sizeof id);
   return out;
@@ -149,24 +144,24 @@ std::shared_ptr<Communicator::Impl> create(int rank, int size, const Communicato
                                            int device) {
   const char* op = "distributed.Communicator.create";
   int count = 0;
-  GPULA_MP_CHECK(op, cudaGetDeviceCount(&count));
+  GPULA_CHECK(op, cudaGetDeviceCount(&count));
   if (device >= count)
     throw_error<InvalidArgument>(op, "device expected an ordinal below ", count, ", got ", device);
   int saved = 0;
-  GPULA_MP_CHECK(op, cudaGetDevice(&saved));
+  GPULA_CHECK(op, cudaGetDevice(&saved));
   struct Restore {
     int d;
     ~Restore() { GPULA_CHECK_NOTHROW(cudaSetDevice(d)); }
   } restore{saved};
-  GPULA_MP_CHECK(op, cudaSetDevice(device));
+  GPULA_CHECK(op, cudaSetDevice(device));
   auto impl = std::make_shared<Communicator::Impl>();
   impl->rank = rank;
   impl->size = size;
   impl->device = device;
-  GPULA_MP_CHECK(op, cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking));
+  GPULA_CHECK(op, cudaStreamCreateWithFlags(&impl->stream, cudaStreamNonBlocking));
   ncclUniqueId uid;
   std::memcpy(&uid, id.data(), sizeof uid);
-  GPULA_MP_CHECK(op, ncclCommInitRank(&impl->nccl, size, uid, rank));
+  GPULA_CHECK(op, ncclCommInitRank(&impl->nccl, size, uid, rank));
   return impl;
 }
 
@@ -177,8 +172,8 @@ namespace {
 struct Desc {
   cusolverMpMatrixDescriptor_t d = nullptr;
   Desc(const char* op, cusolverMpGrid_t grid, DType t, const BlockCyclic& l, int64_t ld) {
-    GPULA_MP_CHECK(op, cusolverMpCreateMatrixDesc(&d, grid, cuda_type(t), l.m, l.n, l.mb, l.nb,
-                                                  0, 0, ld));
+    GPULA_CHECK(op, cusolverMpCreateMatrixDesc(&d, grid, cuda::data_type(t), l.m, l.n, l.mb, l.nb,
+                                               0, 0, ld));
   }
   ~Desc() {
     if (d) GPULA_CHECK_NOTHROW(cusolverMpDestroyMatrixDesc(d));
@@ -192,13 +187,13 @@ struct DeviceInfo {
   DeviceBuffer buf;
   Call& x;
   explicit DeviceInfo(Call& call) : buf(call.op, sizeof(int)), x(call) {
-    GPULA_MP_CHECK(x.op, cudaMemsetAsync(buf.get(), 0, sizeof(int), x.c.stream));
+    GPULA_CHECK(x.op, cudaMemsetAsync(buf.get(), 0, sizeof(int), x.c.stream));
   }
   int* get() const { return static_cast<int*>(buf.get()); }
   int read() {
     int h = 0;
-    GPULA_MP_CHECK(x.op, cudaMemcpyAsync(&h, buf.get(), sizeof(int), cudaMemcpyDeviceToHost,
-                                         x.c.stream));
+    GPULA_CHECK(x.op,
+                cudaMemcpyAsync(&h, buf.get(), sizeof(int), cudaMemcpyDeviceToHost, x.c.stream));
     x.sync();
     return h;
   }
@@ -223,13 +218,13 @@ void potrf(const Communicator& comm, DType t, bool lower, const BlockCyclic& da,
   cusolverMpHandle_t h = x.c.solver_handle(x.op);
   Desc d(x.op, x.c.solver_grid(x.op, da.nprow, da.npcol), t, da, a.ld);
   std::size_t dws = 0, hws = 0;
-  GPULA_MP_CHECK(x.op, cusolverMpPotrf_bufferSize(h, fill(lower), da.n, a.data, 1, 1, d.d,
-                                                  cuda_type(t), &dws, &hws));
+  GPULA_CHECK(x.op, cusolverMpPotrf_bufferSize(h, fill(lower), da.n, a.data, 1, 1, d.d,
+                                               cuda::data_type(t), &dws, &hws));
   DeviceBuffer work(x.op, dws);
   std::vector<char> hwork(std::max<std::size_t>(hws, 1));
   DeviceInfo di(x);
-  GPULA_MP_CHECK(x.op, cusolverMpPotrf(h, fill(lower), da.n, a.data, 1, 1, d.d, cuda_type(t),
-                                       work.get(), dws, hwork.data(), hws, di.get()));
+  GPULA_CHECK(x.op, cusolverMpPotrf(h, fill(lower), da.n, a.data, 1, 1, d.d, cuda::data_type(t),
+                                    work.get(), dws, hwork.data(), hws, di.get()));
   *info = di.read();
 }
 
@@ -239,28 +234,28 @@ void potrf_potrs(const Communicator& comm, DType t, bool lower, const BlockCycli
   cusolverMpHandle_t h = x.c.solver_handle(x.op);
   cusolverMpGrid_t grid = x.c.solver_grid(x.op, da.nprow, da.npcol);
   Desc dA(x.op, grid, t, da, a.ld), dB(x.op, grid, t, db, b.ld);
-  const cudaDataType ct = cuda_type(t);
+  const cudaDataType ct = cuda::data_type(t);
   Workspace ws;
   std::size_t dws = 0, hws = 0;
-  GPULA_MP_CHECK(x.op, cusolverMpPotrf_bufferSize(h, fill(lower), da.n, a.data, 1, 1, dA.d, ct,
-                                                  &dws, &hws));
+  GPULA_CHECK(x.op,
+              cusolverMpPotrf_bufferSize(h, fill(lower), da.n, a.data, 1, 1, dA.d, ct, &dws, &hws));
   ws.need(dws, hws);
   for (int64_t j = 0; j < db.n; ++j) {
-    GPULA_MP_CHECK(x.op, cusolverMpPotrs_bufferSize(h, fill(lower), da.n, 1, a.data, 1, 1, dA.d,
-                                                    b.data, 1, j + 1, dB.d, ct, &dws, &hws));
+    GPULA_CHECK(x.op, cusolverMpPotrs_bufferSize(h, fill(lower), da.n, 1, a.data, 1, 1, dA.d,
+                                                 b.data, 1, j + 1, dB.d, ct, &dws, &hws));
     ws.need(dws, hws);
   }
   DeviceBuffer work(x.op, ws.device_bytes);
   std::vector<char> hwork(std::max<std::size_t>(ws.host_bytes, 1));
   DeviceInfo di(x);
-  GPULA_MP_CHECK(x.op, cusolverMpPotrf(h, fill(lower), da.n, a.data, 1, 1, dA.d, ct, work.get(),
-                                       ws.device_bytes, hwork.data(), ws.host_bytes, di.get()));
+  GPULA_CHECK(x.op, cusolverMpPotrf(h, fill(lower), da.n, a.data, 1, 1, dA.d, ct, work.get(),
+                                    ws.device_bytes, hwork.data(), ws.host_bytes, di.get()));
   *info_potrf = di.read();
   if (*info_potrf != 0) return;
   for (int64_t j = 0; j < db.n; ++j) {
-    GPULA_MP_CHECK(x.op, cusolverMpPotrs(h, fill(lower), da.n, 1, a.data, 1, 1, dA.d, b.data, 1,
-                                         j + 1, dB.d, ct, work.get(), ws.device_bytes,
-                                         hwork.data(), ws.host_bytes, di.get()));
+    GPULA_CHECK(x.op, cusolverMpPotrs(h, fill(lower), da.n, 1, a.data, 1, 1, dA.d, b.data, 1, j + 1,
+                                      dB.d, ct, work.get(), ws.device_bytes, hwork.data(),
+                                      ws.host_bytes, di.get()));
   }
   const int info_potrs = di.read();
   if (info_potrs < 0)
@@ -273,7 +268,7 @@ void getrf_getrs(const Communicator& comm, DType t, const BlockCyclic& da, Local
   cusolverMpHandle_t h = x.c.solver_handle(x.op);
   cusolverMpGrid_t grid = x.c.solver_grid(x.op, da.nprow, da.npcol);
   Desc dA(x.op, grid, t, da, a.ld), dB(x.op, grid, t, db, b.ld);
-  const cudaDataType ct = cuda_type(t);
+  const cudaDataType ct = cuda::data_type(t);
   // Pivots are distributed as a's columns (ScaLAPACK: ipiv overlaps a's first row): this
   // process column's count of int64.
   const int64_t pcol = x.c.rank / da.nprow;
@@ -282,25 +277,25 @@ void getrf_getrs(const Communicator& comm, DType t, const BlockCyclic& da, Local
   auto* piv = static_cast<int64_t*>(ipiv.get());
   Workspace ws;
   std::size_t dws = 0, hws = 0;
-  GPULA_MP_CHECK(x.op, cusolverMpGetrf_bufferSize(h, da.n, da.n, a.data, 1, 1, dA.d, piv, ct,
-                                                  &dws, &hws));
+  GPULA_CHECK(x.op,
+              cusolverMpGetrf_bufferSize(h, da.n, da.n, a.data, 1, 1, dA.d, piv, ct, &dws, &hws));
   ws.need(dws, hws);
   for (int64_t j = 0; j < db.n; ++j) {
-    GPULA_MP_CHECK(x.op, cusolverMpGetrs_bufferSize(h, CUBLAS_OP_N, da.n, 1, a.data, 1, 1, dA.d,
-                                                    piv, b.data, 1, j + 1, dB.d, ct, &dws, &hws));
+    GPULA_CHECK(x.op, cusolverMpGetrs_bufferSize(h, CUBLAS_OP_N, da.n, 1, a.data, 1, 1, dA.d, piv,
+                                                 b.data, 1, j + 1, dB.d, ct, &dws, &hws));
     ws.need(dws, hws);
   }
   DeviceBuffer work(x.op, ws.device_bytes);
   std::vector<char> hwork(std::max<std::size_t>(ws.host_bytes, 1));
   DeviceInfo di(x);
-  GPULA_MP_CHECK(x.op, cusolverMpGetrf(h, da.n, da.n, a.data, 1, 1, dA.d, piv, ct, work.get(),
-                                       ws.device_bytes, hwork.data(), ws.host_bytes, di.get()));
+  GPULA_CHECK(x.op, cusolverMpGetrf(h, da.n, da.n, a.data, 1, 1, dA.d, piv, ct, work.get(),
+                                    ws.device_bytes, hwork.data(), ws.host_bytes, di.get()));
   *info_getrf = di.read();
   if (*info_getrf != 0) return;
   for (int64_t j = 0; j < db.n; ++j) {
-    GPULA_MP_CHECK(x.op, cusolverMpGetrs(h, CUBLAS_OP_N, da.n, 1, a.data, 1, 1, dA.d, piv, b.data,
-                                         1, j + 1, dB.d, ct, work.get(), ws.device_bytes,
-                                         hwork.data(), ws.host_bytes, di.get()));
+    GPULA_CHECK(x.op, cusolverMpGetrs(h, CUBLAS_OP_N, da.n, 1, a.data, 1, 1, dA.d, piv, b.data, 1,
+                                      j + 1, dB.d, ct, work.get(), ws.device_bytes, hwork.data(),
+                                      ws.host_bytes, di.get()));
   }
   const int info_getrs = di.read();
   if (info_getrs < 0)
@@ -317,17 +312,16 @@ void syevd(const Communicator& comm, DType t, const BlockCyclic& da, Local a, vo
   // jobz 'V' needs Q laid out as A (same grid, blocks, source).
   Desc dQ(x.op, grid, t, da, vectors ? q.ld : a.ld);
   char jobz = vectors ? 'V' : 'N';
-  const cudaDataType ct = cuda_type(t);
+  const cudaDataType ct = cuda::data_type(t);
   std::size_t dws = 0, hws = 0;
-  GPULA_MP_CHECK(x.op, cusolverMpSyevd_bufferSize(h, &jobz, CUBLAS_FILL_MODE_LOWER, da.n, a.data,
-                                                  1, 1, dA.d, w, q.data, 1, 1, dQ.d, ct, &dws,
-                                                  &hws));
+  GPULA_CHECK(x.op, cusolverMpSyevd_bufferSize(h, &jobz, CUBLAS_FILL_MODE_LOWER, da.n, a.data, 1, 1,
+                                               dA.d, w, q.data, 1, 1, dQ.d, ct, &dws, &hws));
   DeviceBuffer work(x.op, dws);
   std::vector<char> hwork(std::max<std::size_t>(hws, 1));
   DeviceInfo di(x);
-  GPULA_MP_CHECK(x.op, cusolverMpSyevd(h, &jobz, CUBLAS_FILL_MODE_LOWER, da.n, a.data, 1, 1, dA.d,
-                                       w, q.data, 1, 1, dQ.d, ct, work.get(), dws, hwork.data(),
-                                       hws, di.get()));
+  GPULA_CHECK(x.op,
+              cusolverMpSyevd(h, &jobz, CUBLAS_FILL_MODE_LOWER, da.n, a.data, 1, 1, dA.d, w, q.data,
+                              1, 1, dQ.d, ct, work.get(), dws, hwork.data(), hws, di.get()));
   *info = di.read();
 }
 

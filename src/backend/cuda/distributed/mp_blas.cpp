@@ -17,8 +17,8 @@ namespace {
 struct BlasDesc {
   cublasMpMatrixDescriptor_t d = nullptr;
   BlasDesc(const char* op, cublasMpGrid_t grid, DType t, const BlockCyclic& l, int64_t ld) {
-    GPULA_MP_CHECK(op, cublasMpMatrixDescriptorCreate(l.m, l.n, l.mb, l.nb, 0, 0, ld,
-                                                      cuda_type(t), grid, &d));
+    GPULA_CHECK(op, cublasMpMatrixDescriptorCreate(l.m, l.n, l.mb, l.nb, 0, 0, ld,
+                                                   cuda::data_type(t), grid, &d));
   }
   ~BlasDesc() {
     if (d) GPULA_CHECK_NOTHROW(cublasMpMatrixDescriptorDestroy(d));
@@ -42,14 +42,14 @@ void gemm(const Communicator& comm, DType t, const BlockCyclic& da, Local a, con
   const void* pb = f64 ? static_cast<const void*>(&beta) : &beta32;
   const int64_t m = dc.m, n = dc.n, k = da.n;
   std::size_t dws = 0, hws = 0;
-  GPULA_MP_CHECK(x.op, cublasMpGemm_bufferSize(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, pa, a.data, 1,
-                                               1, dA.d, b.data, 1, 1, dB.d, pb, c.data, 1, 1,
-                                               dC.d, ct, &dws, &hws));
+  GPULA_CHECK(x.op,
+              cublasMpGemm_bufferSize(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, pa, a.data, 1, 1, dA.d,
+                                      b.data, 1, 1, dB.d, pb, c.data, 1, 1, dC.d, ct, &dws, &hws));
   DeviceBuffer work(x.op, dws);
   std::vector<char> hwork(std::max<std::size_t>(hws, 1));
-  GPULA_MP_CHECK(x.op, cublasMpGemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, pa, a.data, 1, 1, dA.d,
-                                    b.data, 1, 1, dB.d, pb, c.data, 1, 1, dC.d, ct, work.get(),
-                                    dws, hwork.data(), hws));
+  GPULA_CHECK(
+      x.op, cublasMpGemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, pa, a.data, 1, 1, dA.d, b.data, 1, 1,
+                         dB.d, pb, c.data, 1, 1, dC.d, ct, work.get(), dws, hwork.data(), hws));
   x.sync();
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Shared by the multi-process backends (cusolver_mp.cpp, cublas_mp.cpp): the Communicator's
-// state (NCCL communicator, stream, cuSOLVERMp / cuBLASMp handles and grids), status checks for
-// NCCL and cuBLASMp, and the per-call set-up (device, lock, waiting for the caller's work).
+// state (NCCL communicator, stream, cuSOLVERMp / cuBLASMp handles and grids), GPULA_CHECK's
+// overloads for NCCL and cuBLASMp, and the per-call set-up (device, lock, waiting for the
+// caller's work).
 #include <cublasmp.h>
 #include <cusolverMp.h>
 #include <nccl.h>
@@ -12,14 +13,15 @@
 #include <utility>
 
 #include "backend/cuda/base/check.h"
+#include "backend/cuda/base/types.h"
 #include "distributed/mp_backend.h"
 
-namespace gpula::detail::mp {
+namespace gpula::detail::cuda {
 
+// GPULA_CHECK's overloads for NCCL and cuBLASMp (cuSOLVERMp returns cusolverStatus_t).
 [[noreturn]] void throw_nccl(ncclResult_t status, const char* op, const char* call);
 [[noreturn]] void throw_cublasmp(cublasMpStatus_t status, const char* op, const char* call);
 
-using cuda::check;
 inline void check(ncclResult_t s, const char* op, const char* call) {
   if (s != ncclSuccess) throw_nccl(s, op, call);
 }
@@ -27,10 +29,7 @@ inline void check(cublasMpStatus_t s, const char* op, const char* call) {
   if (s != CUBLASMP_STATUS_SUCCESS) throw_cublasmp(s, op, call);
 }
 
-}  // namespace gpula::detail::mp
-
-// GPULA_MP_CHECK(op, call): a CUDA runtime, cuSOLVER(Mp), NCCL or cuBLASMp call; throws on failure.
-#define GPULA_MP_CHECK(op, call) ::gpula::detail::mp::check((call), (op), #call)
+}  // namespace gpula::detail::cuda
 
 // One per Communicator (shared by its copies). Handles are made on first use; grids are cached
 // per shape (every rank makes them in the same order: the calls are collective).
@@ -83,7 +82,5 @@ class DeviceBuffer {
  private:
   void* p_ = nullptr;
 };
-
-cudaDataType cuda_type(DType t);
 
 }  // namespace gpula::detail::mp

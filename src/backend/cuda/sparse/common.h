@@ -1,29 +1,19 @@
 #pragma once
-// Shared by the cuSPARSE product backends (SpMM, SDDMM, SpGEMM): dtype and op mapping, alpha /
-// beta in A's dtype, CSR descriptors over gpula views.
+// Shared by the cuSPARSE product backends (SpMV, SpMM, SDDMM, SpGEMM): index and op mapping,
+// alpha / beta in A's dtype, CSR and dense descriptors over gpula views.
 #include <cusparse.h>
-
 #include <gpula/sparse.h>
 
 #include <complex>
 #include <cstring>
 
 #include "backend/cuda/base/check.h"
+#include "backend/cuda/base/types.h"
+#include "sparse/check.h"
 
-namespace gpula::sparse::detail::cusp {
+namespace gpula::sparse::detail::cuda {
 
-inline cudaDataType value_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return CUDA_R_32F;
-    case DType::f64:
-      return CUDA_R_64F;
-    case DType::c64:
-      return CUDA_C_32F;
-    default:
-      return CUDA_C_64F;
-  }
-}
+using gpula::detail::cuda::data_type;
 
 inline cusparseIndexType_t index_type(DType t) {
   return t == DType::i32 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
@@ -78,7 +68,7 @@ struct SpMat {
     const cusparseIndexType_t it = index_type(a.index_dtype());
     GPULA_CHECK(op, cusparseCreateCsr(&d, a.rows, a.cols, a.nnz(), a.indptr.data, a.indices.data,
                                       a.values.data, it, it, CUSPARSE_INDEX_BASE_ZERO,
-                                      value_type(a.dtype())));
+                                      data_type(a.dtype())));
   }
   SpMat(const SpMat&) = delete;
   SpMat& operator=(const SpMat&) = delete;
@@ -96,12 +86,41 @@ struct DnMat {
   void reset(int64_t rows, int64_t cols, int64_t ld, void* data, DType t, const char* op) {
     if (d) GPULA_CHECK_NOTHROW(cusparseDestroyDnMat(d));
     d = nullptr;
-    GPULA_CHECK(op, cusparseCreateDnMat(&d, rows, cols, ld, data, value_type(t),
-                                        CUSPARSE_ORDER_ROW));
+    GPULA_CHECK(op,
+                cusparseCreateDnMat(&d, rows, cols, ld, data, data_type(t), CUSPARSE_ORDER_ROW));
   }
   ~DnMat() {
     if (d) GPULA_CHECK_NOTHROW(cusparseDestroyDnMat(d));
   }
 };
 
-}  // namespace gpula::sparse::detail::cusp
+// t itself when row-major, else a row-major copy on `s` kept alive by `keep` (its values copied
+// in only when `copy_in`: an output read with beta = 0 need not be).
+inline TensorView row_major_operand(const TensorView& t, Tensor& keep, bool copy_in, Stream s) {
+  if (is_row_major(t)) return t;
+  keep = Tensor::empty(t.shape, t.dtype, s);
+  if (copy_in) copy(t, keep.view(), s);
+  return keep.view();
+}
+
+// A device work buffer grown (never shrunk) to `bytes`.
+struct WorkBuffer {
+  void* p = nullptr;
+  size_t capacity = 0;
+  WorkBuffer() = default;
+  WorkBuffer(const WorkBuffer&) = delete;
+  WorkBuffer& operator=(const WorkBuffer&) = delete;
+  void reserve(size_t bytes, const char* op) {
+    if (bytes <= capacity) return;
+    if (p) GPULA_CHECK(op, cudaFree(p));
+    p = nullptr;
+    capacity = 0;
+    GPULA_CHECK(op, cudaMalloc(&p, bytes));
+    capacity = bytes;
+  }
+  ~WorkBuffer() {
+    if (p) GPULA_CHECK_NOTHROW(cudaFree(p));
+  }
+};
+
+}  // namespace gpula::sparse::detail::cuda

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/cuda/base/check.h"
+#include "backend/cuda/base/types.h"
 #include "core/format.h"
 #include "sparse/direct_backend.h"
 
@@ -22,45 +23,6 @@ namespace gpula::sparse::detail::cuda {
 namespace {
 
 constexpr const char* kOp = "sparse.DirectSolver";
-
-const char* cudss_status_name(cudssStatus_t s) {
-  switch (s) {
-    case CUDSS_STATUS_SUCCESS:
-      return "CUDSS_STATUS_SUCCESS";
-    case CUDSS_STATUS_NOT_INITIALIZED:
-      return "CUDSS_STATUS_NOT_INITIALIZED";
-    case CUDSS_STATUS_ALLOC_FAILED:
-      return "CUDSS_STATUS_ALLOC_FAILED";
-    case CUDSS_STATUS_INVALID_VALUE:
-      return "CUDSS_STATUS_INVALID_VALUE";
-    case CUDSS_STATUS_NOT_SUPPORTED:
-      return "CUDSS_STATUS_NOT_SUPPORTED";
-    case CUDSS_STATUS_EXECUTION_FAILED:
-      return "CUDSS_STATUS_EXECUTION_FAILED";
-    case CUDSS_STATUS_INTERNAL_ERROR:
-      return "CUDSS_STATUS_INTERNAL_ERROR";
-    case CUDSS_STATUS_IR_FAILED:
-      return "CUDSS_STATUS_IR_FAILED";
-  }
-  return "CUDSS_STATUS_UNKNOWN";
-}
-
-void check_cudss(cudssStatus_t s, const char* call) {
-  if (s == CUDSS_STATUS_SUCCESS) return;
-  const std::string msg =
-      gpula::detail::cat("[", kOp, "] ", call, " failed: ", cudss_status_name(s));
-  if (s == CUDSS_STATUS_ALLOC_FAILED) throw OutOfMemory(msg);
-  throw CudssError(msg, static_cast<int>(s), cudss_status_name(s));
-}
-#define GPULA_CUDSS(call) check_cudss((call), #call)
-
-void check_cuda(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) {
-    throw CudaError(gpula::detail::cat("[", kOp, "] ", call, " failed: ", cudaGetErrorName(e)),
-                    static_cast<int>(e), cudaGetErrorName(e));
-  }
-}
-#define GPULA_CUDA(call) check_cuda((call), #call)
 
 // Handles per (device, thread), destroyed when the thread ends.
 struct HandleCache {
@@ -92,7 +54,7 @@ cudssHandle_t handle_for(int device) {
   auto it = cache.handles.find(device);
   if (it != cache.handles.end()) return it->second;
   cudssHandle_t h = nullptr;
-  GPULA_CUDSS(cudssCreate(&h));
+  GPULA_CHECK(kOp, cudssCreate(&h));
   cache.handles.emplace(device, h);
   if (std::getenv("CUDSS_THREADING_LIB") != nullptr) {
     static_cast<void>(cudssSetThreadingLayer(h, nullptr));
@@ -100,19 +62,6 @@ cudssHandle_t handle_for(int device) {
     static_cast<void>(cudssSetThreadingLayer(h, layer.c_str()));
   }
   return h;
-}
-
-cudaDataType_t value_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return CUDA_R_32F;
-    case DType::f64:
-      return CUDA_R_64F;
-    case DType::c64:
-      return CUDA_C_32F;
-    default:
-      return CUDA_C_64F;
-  }
 }
 
 cudssMatrixType_t matrix_type(MatrixType m, bool cplx) {
@@ -131,8 +80,8 @@ cudssMatrixType_t matrix_type(MatrixType m, bool cplx) {
 class DeviceGuard {
  public:
   explicit DeviceGuard(int device) {
-    GPULA_CUDA(cudaGetDevice(&previous_));
-    GPULA_CUDA(cudaSetDevice(device));
+    GPULA_CHECK(kOp, cudaGetDevice(&previous_));
+    GPULA_CHECK(kOp, cudaSetDevice(device));
   }
   ~DeviceGuard() { static_cast<void>(cudaSetDevice(previous_)); }
 
@@ -152,24 +101,25 @@ class CudssBackend final : public DirectBackend {
     DeviceGuard guard(device_);
     handle_ = handle_for(device_);
     const std::size_t ib = size_of(a.index_dtype());
-    GPULA_CUDA(cudaMalloc(&indptr_, (n_ + 1) * ib));
-    GPULA_CUDA(cudaMalloc(&indices_, std::max<int64_t>(nnz_, 1) * ib));
-    GPULA_CUDA(cudaMalloc(&values_, std::max<int64_t>(nnz_, 1) * size_of(dtype_)));
-    GPULA_CUDA(
-        cudaMemcpyAsync(indptr_, a.indptr.data, (n_ + 1) * ib, cudaMemcpyDeviceToDevice, stream_));
-    GPULA_CUDA(
-        cudaMemcpyAsync(indices_, a.indices.data, nnz_ * ib, cudaMemcpyDeviceToDevice, stream_));
+    GPULA_CHECK(kOp, cudaMalloc(&indptr_, (n_ + 1) * ib));
+    GPULA_CHECK(kOp, cudaMalloc(&indices_, std::max<int64_t>(nnz_, 1) * ib));
+    GPULA_CHECK(kOp, cudaMalloc(&values_, std::max<int64_t>(nnz_, 1) * size_of(dtype_)));
+    GPULA_CHECK(kOp, cudaMemcpyAsync(indptr_, a.indptr.data, (n_ + 1) * ib,
+                                     cudaMemcpyDeviceToDevice, stream_));
+    GPULA_CHECK(kOp, cudaMemcpyAsync(indices_, a.indices.data, nnz_ * ib, cudaMemcpyDeviceToDevice,
+                                     stream_));
     set_values(a.values);
     const cudaDataType_t it = a.index_dtype() == DType::i32 ? CUDA_R_32I : CUDA_R_64I;
     const cudssMatrixViewType_t view = options.triangle == StoredTriangle::lower ? CUDSS_MVIEW_LOWER
                                        : options.triangle == StoredTriangle::upper
                                            ? CUDSS_MVIEW_UPPER
                                            : CUDSS_MVIEW_FULL;
-    GPULA_CUDSS(cudssConfigCreate(&config_));
-    GPULA_CUDSS(cudssDataCreate(handle_, &data_));
-    GPULA_CUDSS(cudssMatrixCreateCsr(
-        &a_, n_, n_, nnz_, indptr_, nullptr, indices_, values_, it, it, value_type(dtype_),
-        matrix_type(options.matrix_type, is_complex(dtype_)), view, CUDSS_BASE_ZERO));
+    GPULA_CHECK(kOp, cudssConfigCreate(&config_));
+    GPULA_CHECK(kOp, cudssDataCreate(handle_, &data_));
+    GPULA_CHECK(kOp, cudssMatrixCreateCsr(&a_, n_, n_, nnz_, indptr_, nullptr, indices_, values_,
+                                          it, it, gpula::detail::cuda::data_type(dtype_),
+                                          matrix_type(options.matrix_type, is_complex(dtype_)),
+                                          view, CUDSS_BASE_ZERO));
   }
 
   ~CudssBackend() override {
@@ -195,15 +145,16 @@ class CudssBackend final : public DirectBackend {
   void use_ordering(const NestedDissection& nd) override {
     DeviceGuard guard(device_);
     const cudssReorderingAlg_t alg = CUDSS_REORDERING_ALG_NESTED_DISSECTION;
-    GPULA_CUDSS(cudssConfigSet(config_, CUDSS_CONFIG_REORDERING_ALG, &alg, sizeof(alg)));
+    GPULA_CHECK(kOp, cudssConfigSet(config_, CUDSS_CONFIG_REORDERING_ALG, &alg, sizeof(alg)));
     const int levels = nd.levels;
-    GPULA_CUDSS(cudssConfigSet(config_, CUDSS_CONFIG_ND_NLEVELS, &levels, sizeof(levels)));
+    GPULA_CHECK(kOp, cudssConfigSet(config_, CUDSS_CONFIG_ND_NLEVELS, &levels, sizeof(levels)));
     auto set = [&](cudssDataParam_t param, const std::vector<int32_t>& v) {
       if (index_dtype_ == DType::i32) {
-        GPULA_CUDSS(cudssDataSet(handle_, data_, param, v.data(), v.size() * sizeof(int32_t)));
+        GPULA_CHECK(kOp, cudssDataSet(handle_, data_, param, v.data(), v.size() * sizeof(int32_t)));
       } else {
         const std::vector<int64_t> wide(v.begin(), v.end());
-        GPULA_CUDSS(cudssDataSet(handle_, data_, param, wide.data(), wide.size() * sizeof(int64_t)));
+        GPULA_CHECK(
+            kOp, cudssDataSet(handle_, data_, param, wide.data(), wide.size() * sizeof(int64_t)));
       }
     };
     set(CUDSS_DATA_USER_PERM, nd.perm);
@@ -215,7 +166,7 @@ class CudssBackend final : public DirectBackend {
             nullptr);
     int info = 0;
     std::size_t written = 0;
-    GPULA_CUDSS(cudssDataGet(handle_, data_, CUDSS_DATA_INFO, &info, sizeof(info), &written));
+    GPULA_CHECK(kOp, cudssDataGet(handle_, data_, CUDSS_DATA_INFO, &info, sizeof(info), &written));
     if (info != 0) {
       const std::string msg = gpula::detail::cat(
           "[", kOp, "] cuDSS factorization reported info = ", info,
@@ -226,8 +177,8 @@ class CudssBackend final : public DirectBackend {
   }
 
   void set_values(const TensorView& values) override {
-    GPULA_CUDA(cudaMemcpyAsync(values_, values.data, nnz_ * size_of(dtype_),
-                               cudaMemcpyDeviceToDevice, stream_));
+    GPULA_CHECK(kOp, cudaMemcpyAsync(values_, values.data, nnz_ * size_of(dtype_),
+                                     cudaMemcpyDeviceToDevice, stream_));
   }
 
   void solve(const TensorView& b, const TensorView& x) override {
@@ -243,7 +194,7 @@ class CudssBackend final : public DirectBackend {
       gpula::copy(b, bcol, s);
       solve_col_major(bt.data(), xt.data(), k);
       gpula::copy(xcol, x, s);
-      GPULA_CUDA(cudaStreamSynchronize(stream_));
+      GPULA_CHECK(kOp, cudaStreamSynchronize(stream_));
       return;
     }
     solve_col_major(b.data, x.data, 1);
@@ -252,10 +203,12 @@ class CudssBackend final : public DirectBackend {
   void solve_col_major(void* b, void* x, int64_t k) {
     cudssMatrix_t bm = nullptr, xm = nullptr;
     DeviceGuard guard(device_);
-    GPULA_CUDSS(cudssMatrixCreateDn(&bm, n_, k, n_, b, value_type(dtype_), CUDSS_LAYOUT_COL_MAJOR));
+    GPULA_CHECK(kOp, cudssMatrixCreateDn(&bm, n_, k, n_, b, gpula::detail::cuda::data_type(dtype_),
+                                         CUDSS_LAYOUT_COL_MAJOR));
     try {
-      GPULA_CUDSS(
-          cudssMatrixCreateDn(&xm, n_, k, n_, x, value_type(dtype_), CUDSS_LAYOUT_COL_MAJOR));
+      GPULA_CHECK(kOp,
+                  cudssMatrixCreateDn(&xm, n_, k, n_, x, gpula::detail::cuda::data_type(dtype_),
+                                      CUDSS_LAYOUT_COL_MAJOR));
       execute(CUDSS_PHASE_SOLVE, xm, bm);
     } catch (...) {
       if (xm) static_cast<void>(cudssMatrixDestroy(xm));
@@ -269,9 +222,9 @@ class CudssBackend final : public DirectBackend {
  private:
   void execute(int phase, cudssMatrix_t solution, cudssMatrix_t rhs) {
     DeviceGuard guard(device_);
-    GPULA_CUDSS(cudssSetStream(handle_, stream_));
-    GPULA_CUDSS(cudssExecute(handle_, phase, config_, data_, a_, solution, rhs));
-    GPULA_CUDA(cudaStreamSynchronize(stream_));
+    GPULA_CHECK(kOp, cudssSetStream(handle_, stream_));
+    GPULA_CHECK(kOp, cudssExecute(handle_, phase, config_, data_, a_, solution, rhs));
+    GPULA_CHECK(kOp, cudaStreamSynchronize(stream_));
   }
 
   int device_;

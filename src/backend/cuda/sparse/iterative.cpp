@@ -29,7 +29,7 @@
 #include "core/format.h"
 #include "sparse/iterative_backend.h"
 
-namespace gpula::sparse::cuda {
+namespace gpula::sparse::detail::cuda {
 
 namespace {
 
@@ -388,4 +388,4 @@ IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, 
   return cg_typed<double>(p, b, x, o, stream);
 }
 
-}  // namespace gpula::sparse::cuda
+}  // namespace gpula::sparse::detail::cuda

@@ -15,7 +15,7 @@
 #include "core/format.h"
 #include "sparse/iterative_backend.h"
 
-namespace gpula::sparse::cuda {
+namespace gpula::sparse::detail::cuda {
 
 // The host reads the device status word every kCheckEvery iterations (and at the last one).
 inline constexpr int64_t kCheckEvery = 8;
@@ -61,7 +61,7 @@ inline void run_callback(const char* op, const IterativeOptions& o, const Tensor
                          int device, cudaStream_t st, cublasHandle_t& hb, cusparseHandle_t& hs) {
   GPULA_CHECK(op, cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_HOST));
   o.callback(x);
-  detail::cuda::Context& ctx = detail::cuda::context(device);
+  gpula::detail::cuda::Context& ctx = gpula::detail::cuda::context(device);
   hb = ctx.cublas(st);
   hs = ctx.cusparse(st);
   GPULA_CHECK(op, cublasSetPointerMode(hb, CUBLAS_POINTER_MODE_DEVICE));
@@ -77,11 +77,11 @@ Tensor jacobi_inverse_diagonal(const char* op, const CsrView& a, int64_t* scratc
   int64_t zero_row = INT64_MAX;
   GPULA_CHECK(op, cudaMemcpyAsync(scratch, &zero_row, sizeof zero_row, cudaMemcpyHostToDevice, st));
   if (a.index_dtype() == DType::i32) {
-    detail::cuda::inverse_diagonal<T, int32_t>(
+    gpula::detail::cuda::inverse_diagonal<T, int32_t>(
         n, static_cast<const int32_t*>(a.indptr.data), static_cast<const int32_t*>(a.indices.data),
         static_cast<const T*>(a.values.data), static_cast<T*>(dinv.data()), scratch, st);
   } else {
-    detail::cuda::inverse_diagonal<T, int64_t>(
+    gpula::detail::cuda::inverse_diagonal<T, int64_t>(
         n, static_cast<const int64_t*>(a.indptr.data), static_cast<const int64_t*>(a.indices.data),
         static_cast<const T*>(a.values.data), static_cast<T*>(dinv.data()), scratch, st);
   }
@@ -89,8 +89,8 @@ Tensor jacobi_inverse_diagonal(const char* op, const CsrView& a, int64_t* scratc
   GPULA_CHECK(op, cudaMemcpyAsync(&zero_row, scratch, sizeof zero_row, cudaMemcpyDeviceToHost, st));
   GPULA_CHECK(op, cudaStreamSynchronize(st));
   if (zero_row != INT64_MAX) {
-    detail::throw_error<InvalidArgument>(op, "M='jacobi' needs a nonzero diagonal, got A[",
-                                         zero_row, ", ", zero_row, "] = 0");
+    gpula::detail::throw_error<InvalidArgument>(op, "M='jacobi' needs a nonzero diagonal, got A[",
+                                                zero_row, ", ", zero_row, "] = 0");
   }
   return dinv;
 }
@@ -100,4 +100,4 @@ Tensor jacobi_inverse_diagonal(const char* op, const CsrView& a, int64_t* scratc
 IterativeResult krylov_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
                              const IterativeOptions& o, Stream stream);
 
-}  // namespace gpula::sparse::cuda
+}  // namespace gpula::sparse::detail::cuda

@@ -25,7 +25,7 @@
 #include "core/format.h"
 #include "sparse/iterative_backend.h"
 
-namespace gpula::sparse::cuda {
+namespace gpula::sparse::detail::cuda {
 
 namespace {
 
@@ -451,4 +451,4 @@ IterativeResult krylov_solve(const IterativeProblem& p, const TensorView& b, con
   return solve_typed<double>(p, b, x, o, stream);
 }
 
-}  // namespace gpula::sparse::cuda
+}  // namespace gpula::sparse::detail::cuda

@@ -7,13 +7,13 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/format.h"
-#include "sparse/products_backend.h"
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
 #include "backend/cuda/sparse/common.h"
+#include "core/format.h"
+#include "sparse/spgemm_backend.h"
 
-namespace gpula::sparse::detail {
+namespace gpula::sparse::detail::cuda {
 
 namespace {
 
@@ -44,19 +44,19 @@ struct SpGemmDescr {
 
 }  // namespace
 
-CsrMatrix cuda_spgemm(const CsrView& a, const CsrView& b, Stream stream) {
+CsrMatrix spgemm(const CsrView& a, const CsrView& b, Stream stream) {
   auto& ctx = gpula::detail::cuda::context(stream.device.index);
   auto s = static_cast<cudaStream_t>(stream.handle);
   cusparseHandle_t h = ctx.cusparse(s);
   const DType dt = a.dtype(), idt = a.index_dtype();
-  const cudaDataType vt = cusp::value_type(dt);
-  const cusparseIndexType_t it = cusp::index_type(idt);
+  const cudaDataType vt = data_type(dt);
+  const cusparseIndexType_t it = index_type(idt);
   const cusparseOperation_t nt = CUSPARSE_OPERATION_NON_TRANSPOSE;
   constexpr cusparseSpGEMMAlg_t alg = CUSPARSE_SPGEMM_DEFAULT;
-  const cusp::Scalar al(1.0, dt), be(0.0, dt);
+  const Scalar al(1.0, dt), be(0.0, dt);
   const int64_t m = a.rows, n = b.cols;
 
-  cusp::SpMat ma(a, kOp), mb(b, kOp), mc;
+  SpMat ma(a, kOp), mb(b, kOp), mc;
   Tensor cptr = Tensor::empty({m + 1}, idt, stream);
   GPULA_CHECK(kOp, cusparseCreateCsr(&mc.d, m, n, 0, cptr.data(), nullptr, nullptr, it, it,
                                      CUSPARSE_INDEX_BASE_ZERO, vt));
@@ -89,4 +89,4 @@ CsrMatrix cuda_spgemm(const CsrView& a, const CsrView& b, Stream stream) {
   return CsrMatrix::from_csr(m, n, cptr, cind, cval, kOp);
 }
 
-}  // namespace gpula::sparse::detail
+}  // namespace gpula::sparse::detail::cuda

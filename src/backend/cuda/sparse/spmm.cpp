@@ -1,89 +1,111 @@
 // cuSPARSE backend of the planned SpMM: the CSR descriptor made with the plan; the dense
 // descriptors, buffer and preprocessing made on the first execute and again only when B's or C's
-// column count or leading dimensions change (otherwise re-pointed). B and C arrive row-major.
+// column count or leading dimensions change (otherwise re-pointed). B and C go to cuSPARSE
+// row-major (copied when they are not).
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
-#include "sparse/products_backend.h"
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
 #include "backend/cuda/sparse/common.h"
+#include "sparse/check.h"
+#include "sparse/spmm_backend.h"
 
-namespace gpula::sparse::detail {
+namespace gpula::sparse::detail::cuda {
 
 namespace {
+
 constexpr const char* kOp = "sparse.spmm";
-}  // namespace
 
-struct CudaSpmmPlan {
-  CsrView a;
-  Op op = Op::none;
-  cusp::SpMat mat;
-  cusp::DnMat b, c;
-  void* buffer = nullptr;
-  size_t capacity = 0;
-  int64_t n = -1, ldb = -1, ldc = -1;
-  cusparseSpMMAlg_t alg = CUSPARSE_SPMM_ALG_DEFAULT;
-
-  CudaSpmmPlan(const CsrView& v, Op o) : a(v), op(o), mat(v, kOp) {}
-  ~CudaSpmmPlan() {
-    if (buffer) GPULA_CHECK_NOTHROW(cudaFree(buffer));
-  }
-};
-
-std::shared_ptr<CudaSpmmPlan> cuda_spmm_plan(const CsrView& a, Op op) {
-  gpula::detail::cuda::context(a.device().index);
-  return std::make_shared<CudaSpmmPlan>(a, op);
+// C = beta C where no product term exists (k = 0 or nnz = 0): zero by memset for beta = 0,
+// otherwise through a host copy (a rare edge case, kept simple).
+void scale_only(const TensorView& c, double beta, Stream s) {
+  if (beta == 1.0) return;
+  Tensor h = Tensor::empty(c.shape, c.dtype, Stream{Device::cpu(), nullptr});
+  if (beta != 0.0) copy(c, h.view(), s);
+  cpu::scale(h.view(), beta);
+  copy(h.view(), c, s);
 }
 
-void cuda_spmm_execute(CudaSpmmPlan& plan, const TensorView& b, const TensorView& c, double alpha,
-                       double beta, Stream stream) {
+class CudaSpmmPlan final : public SpmmBackendPlan {
+ public:
+  CudaSpmmPlan(const CsrView& a, Op op) : a_(a), op_(op), mat_(a, kOp) {}
+  void execute(const TensorView& b, const TensorView& c, double alpha, double beta,
+               Stream stream) override {
+    const int64_t k = op_ != Op::none ? a_.rows : a_.cols;
+    if (k == 0 || a_.nnz() == 0) {
+      scale_only(c, beta, stream);
+      return;
+    }
+    Tensor bt, ct;
+    const TensorView bv = row_major_operand(b, bt, true, stream);
+    const TensorView cv = row_major_operand(c, ct, beta != 0.0, stream);
+    run(bv, cv, alpha, beta, stream);
+    if (ct.defined()) copy(ct.view(), c, stream);
+  }
+
+ private:
+  void run(const TensorView& b, const TensorView& c, double alpha, double beta, Stream stream);
+
+  CsrView a_;
+  Op op_;
+  SpMat mat_;
+  DnMat b_, c_;
+  WorkBuffer buffer_;
+  int64_t n_ = -1, ldb_ = -1, ldc_ = -1;
+  cusparseSpMMAlg_t alg_ = CUSPARSE_SPMM_ALG_DEFAULT;
+};
+
+// C = alpha op(A) B + beta C with B and C row-major.
+void CudaSpmmPlan::run(const TensorView& b, const TensorView& c, double alpha, double beta,
+                       Stream stream) {
   auto& ctx = gpula::detail::cuda::context(stream.device.index);
   auto s = static_cast<cudaStream_t>(stream.handle);
   cusparseHandle_t h = ctx.cusparse(s);
-  const DType dt = plan.a.dtype();
-  const cudaDataType vt = cusp::value_type(dt);
-  const cusparseOperation_t op_a = cusp::operation(plan.op, dt);
+  const DType dt = a_.dtype();
+  const cudaDataType vt = data_type(dt);
+  const cusparseOperation_t op_a = operation(op_, dt);
   const cusparseOperation_t op_b = CUSPARSE_OPERATION_NON_TRANSPOSE;
-  const cusp::Scalar al(alpha, dt), be(beta, dt);
+  const Scalar al(alpha, dt), be(beta, dt);
   const int64_t n = c.shape[1], ldb = row_major_ld(b), ldc = row_major_ld(c);
-  if (n != plan.n || ldb != plan.ldb || ldc != plan.ldc) {
-    plan.b.reset(b.shape[0], n, ldb, b.data, dt, kOp);
-    plan.c.reset(c.shape[0], n, ldc, c.data, dt, kOp);
+  if (n != n_ || ldb != ldb_ || ldc != ldc_) {
+    b_.reset(b.shape[0], n, ldb, b.data, dt, kOp);
+    c_.reset(c.shape[0], n, ldc, c.data, dt, kOp);
     // CSR_ALG2 is cuSPARSE's row-major CSR algorithm (deterministic); where this cuSPARSE does
     // not take it for these operands, ALG_DEFAULT. Transposed A: ALG_DEFAULT.
-    plan.alg = op_a == CUSPARSE_OPERATION_NON_TRANSPOSE ? CUSPARSE_SPMM_CSR_ALG2
-                                                        : CUSPARSE_SPMM_ALG_DEFAULT;
+    alg_ = op_a == CUSPARSE_OPERATION_NON_TRANSPOSE ? CUSPARSE_SPMM_CSR_ALG2
+                                                    : CUSPARSE_SPMM_ALG_DEFAULT;
     size_t bytes = 0;
-    cusparseStatus_t st = cusparseSpMM_bufferSize(h, op_a, op_b, al.bytes, plan.mat.d, plan.b.d,
-                                                  be.bytes, plan.c.d, vt, plan.alg, &bytes);
-    if (st != CUSPARSE_STATUS_SUCCESS && plan.alg != CUSPARSE_SPMM_ALG_DEFAULT) {
-      plan.alg = CUSPARSE_SPMM_ALG_DEFAULT;
-      st = cusparseSpMM_bufferSize(h, op_a, op_b, al.bytes, plan.mat.d, plan.b.d, be.bytes,
-                                   plan.c.d, vt, plan.alg, &bytes);
+    cusparseStatus_t st = cusparseSpMM_bufferSize(h, op_a, op_b, al.bytes, mat_.d, b_.d, be.bytes,
+                                                  c_.d, vt, alg_, &bytes);
+    if (st != CUSPARSE_STATUS_SUCCESS && alg_ != CUSPARSE_SPMM_ALG_DEFAULT) {
+      alg_ = CUSPARSE_SPMM_ALG_DEFAULT;
+      st = cusparseSpMM_bufferSize(h, op_a, op_b, al.bytes, mat_.d, b_.d, be.bytes, c_.d, vt, alg_,
+                                   &bytes);
     }
     gpula::detail::cuda::check(st, kOp, "cusparseSpMM_bufferSize");
-    if (bytes > plan.capacity) {
-      if (plan.buffer) GPULA_CHECK(kOp, cudaFree(plan.buffer));
-      plan.buffer = nullptr;
-      plan.capacity = 0;
-      GPULA_CHECK(kOp, cudaMalloc(&plan.buffer, bytes));
-      plan.capacity = bytes;
-    }
+    buffer_.reserve(bytes, kOp);
     // The analysis of A kept in the buffer, for op = none (where every cuSPARSE takes it).
     if (op_a == CUSPARSE_OPERATION_NON_TRANSPOSE) {
-      GPULA_CHECK(kOp, cusparseSpMM_preprocess(h, op_a, op_b, al.bytes, plan.mat.d, plan.b.d,
-                                               be.bytes, plan.c.d, vt, plan.alg, plan.buffer));
+      GPULA_CHECK(kOp, cusparseSpMM_preprocess(h, op_a, op_b, al.bytes, mat_.d, b_.d, be.bytes,
+                                               c_.d, vt, alg_, buffer_.p));
     }
-    plan.n = n;
-    plan.ldb = ldb;
-    plan.ldc = ldc;
+    n_ = n;
+    ldb_ = ldb;
+    ldc_ = ldc;
   } else {
-    GPULA_CHECK(kOp, cusparseDnMatSetValues(plan.b.d, b.data));
-    GPULA_CHECK(kOp, cusparseDnMatSetValues(plan.c.d, c.data));
+    GPULA_CHECK(kOp, cusparseDnMatSetValues(b_.d, b.data));
+    GPULA_CHECK(kOp, cusparseDnMatSetValues(c_.d, c.data));
   }
-  GPULA_CHECK(kOp, cusparseSpMM(h, op_a, op_b, al.bytes, plan.mat.d, plan.b.d, be.bytes,
-                                plan.c.d, vt, plan.alg, plan.buffer));
+  GPULA_CHECK(kOp, cusparseSpMM(h, op_a, op_b, al.bytes, mat_.d, b_.d, be.bytes, c_.d, vt, alg_,
+                                buffer_.p));
 }
 
-}  // namespace gpula::sparse::detail
+}  // namespace
+
+std::unique_ptr<SpmmBackendPlan> make_spmm_plan(const CsrView& a, Op op) {
+  gpula::detail::cuda::context(a.device().index);
+  return std::make_unique<CudaSpmmPlan>(a, op);
+}
+
+}  // namespace gpula::sparse::detail::cuda
