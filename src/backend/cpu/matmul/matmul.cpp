@@ -20,7 +20,7 @@
 
 #include "backend/cpu/base/blas.h"
 #include "backend/cpu/base/half.h"
-#include "backend/cpu/base/scalar_traits.h"
+#include "core/dtype_dispatch.h"
 #include "matmul/matmul_backend.h"
 
 namespace gpula::detail::cpu {
