@@ -6,6 +6,7 @@
 #include "backend/cpu/base/blas_info.h"
 #include "backend/cpu/base/copy.h"
 #include "backend/cuda_api.h"
+#include "linalg/solve_backend.h"
 
 namespace gpula::detail {
 
@@ -25,7 +26,6 @@ LinalgExec::LinalgExec(const char* op, const char* arg, Device data,
     throw_error<InvalidArgument>(op, "stream is on ", to_string(caller_.device),
                                  ", the work runs on ", to_string(exec_));
   stream_ = stream_for(exec_);
-  backend_ = exec_.is_cuda() ? &cuda::linalg_backend() : &cpu::linalg_backend();
   if (!exec_.is_cuda()) cpu::warn_blas_core_once();
 }
 
@@ -123,6 +123,10 @@ void LinalgExec::check(const Tensor& info, Failure what) const {
     const int64_t k = p[b];
     if (k < 0) throw_error<Error>(op_, "internal: the backend rejected argument ", -k, where);
     switch (what) {
+      case Failure::eig_not_converged:
+        throw_error<LinAlgError>(op_, "eigenvalues did not converge (info ", k, ")", where);
+      case Failure::svd_not_converged:
+        throw_error<LinAlgError>(op_, "the SVD did not converge (info ", k, ")", where);
       case Failure::not_positive_definite:
         throw NotPositiveDefinite(
             cat("[", op_, "] ", arg_, " is not positive definite: leading minor of order ", k,
@@ -137,6 +141,10 @@ void LinalgExec::check(const Tensor& info, Failure what) const {
       }
     }
   }
+}
+
+void LinalgExec::zero_triangle(const SquareBatch& a, bool upper) const {
+  backend(cpu::solve_backend, cuda::solve_backend).zero_triangle(a, upper, call());
 }
 
 void LinalgExec::finish() const {

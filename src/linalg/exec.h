@@ -1,6 +1,7 @@
 #pragma once
-// Plumbing of the linalg front functions (linalg.cpp): where the work runs and on which stream,
-// workspaces, copies between layouts and devices, info checks, the CPU fallback.
+// Plumbing of the linalg fronts (solve.cpp, qr.cpp, eigh.cpp, eig.cpp, svd.cpp): where the work
+// runs and on which stream, which backend, workspaces, copies between layouts and devices, the
+// one info check, the CPU fallback.
 #include <gpula/linalg.h>
 #include <gpula/log.h>
 
@@ -8,7 +9,7 @@
 #include <string>
 
 #include "core/format.h"
-#include "linalg/solve_backend.h"
+#include "linalg/batch.h"
 
 namespace gpula::detail {
 
@@ -20,9 +21,11 @@ int64_t check_square(const char* op, const char* arg, const TensorView& v);
 
 // What a nonzero info means.
 enum class Failure : uint8_t {
-  not_positive_definite,  // "leading minor of order k"
-  singular_u,             // "U[k-1,k-1] is exactly zero"
-  singular_d,             // "D[k-1,k-1] is exactly zero" (sytrf)
+  not_positive_definite,  // NotPositiveDefinite: "leading minor of order k"
+  singular_u,             // SingularMatrix: "U[k-1,k-1] is exactly zero"
+  singular_d,             // SingularMatrix: "D[k-1,k-1] is exactly zero" (sytrf)
+  eig_not_converged,      // LinAlgError: "eigenvalues did not converge (info k)"
+  svd_not_converged,      // LinAlgError: "the SVD did not converge (info k)"
 };
 
 class LinalgExec {
@@ -35,7 +38,12 @@ class LinalgExec {
   const char* op() const { return op_; }
   const char* arg() const { return arg_; }
   Device exec() const { return exec_; }
-  const LinalgBackend& backend() const { return *backend_; }
+  // The backend of one contract (<op>_backend.h) where the work runs, given its two factories:
+  // x.backend(cpu::eig_backend, cuda::eig_backend).
+  template <class B>
+  const B& backend(const B& (*cpu_backend)(), const B& (*cuda_backend)()) const {
+    return exec_.is_cuda() ? cuda_backend() : cpu_backend();
+  }
   LinalgCall call() const { return {op_, stream_, &options_->logger}; }
   const linalg::LinalgOptions& options() const { return *options_; }
 
@@ -53,6 +61,8 @@ class LinalgExec {
   // info arrays have the batch shape; the message names the operand ("[linalg.solve] a is
   // singular: ...") and the flat batch index when there is one.
   void check(const Tensor& info, Failure what) const;
+  // Zeroes the strict upper (`upper`) or strict lower triangle of each matrix of a.
+  void zero_triangle(const SquareBatch& a, bool upper) const;
   // Synchronizes when options.blocking asks for it.
   void finish() const;
   // Reads one int32 from where the work runs (synchronizing).
@@ -68,7 +78,6 @@ class LinalgExec {
   Device data_, exec_;
   Stream caller_, stream_;
   const linalg::LinalgOptions* options_;
-  const LinalgBackend* backend_;
 };
 
 // Runs f(exec) where the options say; an OutOfMemory on a GPU with Fallback::cpu reruns f on the

@@ -41,10 +41,6 @@ Shape with(Shape s, std::initializer_list<int64_t> tail) {
   return s;
 }
 
-const detail::QrBackend& qr_backend(const LinalgExec& x) {
-  return x.exec().is_cuda() ? detail::cuda::qr_backend() : detail::cpu::qr_backend();
-}
-
 // batch + (rows, cols) over `count` contiguous column-major items of `item` elements with
 // leading dimension ld, starting at element (row0, col0) of each.
 TensorView colmajor(void* base, DType t, const Shape& batch, int64_t item, int64_t ld, int64_t row0,
@@ -105,7 +101,7 @@ QR qr(const TensorView& a, QrMode mode, const LinalgOptions& options, Stream str
       }
       return QR{want_q ? x.result(q) : Tensor{}, x.result(r)};
     }
-    const auto& be = qr_backend(x);
+    const auto& be = x.backend(detail::cpu::qr_backend, detail::cuda::qr_backend);
     const auto call = x.call();
     // a, factored in place.
     Tensor wa = x.empty({count * m * n}, t);
@@ -116,13 +112,13 @@ QR qr(const TensorView& a, QrMode mode, const LinalgOptions& options, Stream str
       // r is square (n = k = rk): copied straight from the factored workspace, then zeroed
       // below the diagonal (its upper triangle when read column-major).
       x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, 0, n, n, x.exec()), r.view());
-      x.backend().zero_triangle(SquareBatch{r.data(), t, n, count}, true, call);
+      x.zero_triangle(SquareBatch{r.data(), t, n, count}, true);
     } else {
       // r: the leading k x k block through a square workspace, zeroed below the diagonal.
       Tensor wr = x.empty({count * k * k}, t);
       const TensorView sq = colmajor(wr.data(), t, batch, k * k, k, 0, 0, k, k, x.exec());
       x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, 0, k, k, x.exec()), sq);
-      x.backend().zero_triangle(SquareBatch{wr.data(), t, k, count}, false, call);
+      x.zero_triangle(SquareBatch{wr.data(), t, k, count}, false);
       x.copy(sq, window(r, 0, 0, k, k));
       if (n > k)
         x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, k, k, n - k, x.exec()),
@@ -228,9 +224,10 @@ Lstsq lstsq_ex(const TensorView& a, const TensorView& b, const LstsqOptions& opt
     const double eps = t == DType::f32 || t == DType::c64 ? std::numeric_limits<float>::epsilon()
                                                           : std::numeric_limits<double>::epsilon();
     const double rcond = options.rcond.value_or(eps * static_cast<double>(std::max(m, n)));
-    qr_backend(x).lstsq(DenseBatch{wa.data(), t, m, n, count},
-                        DenseBatch{wb.data(), t, ldb, wrhs, count}, rcond, svd ? s.data() : nullptr,
-                        svd ? static_cast<int32_t*>(rank.data()) : nullptr, x.call());
+    x.backend(detail::cpu::qr_backend, detail::cuda::qr_backend)
+        .lstsq(DenseBatch{wa.data(), t, m, n, count}, DenseBatch{wb.data(), t, ldb, wrhs, count},
+               rcond, svd ? s.data() : nullptr, svd ? static_cast<int32_t*>(rank.data()) : nullptr,
+               x.call());
     x.copy(colmajor(wb.data(), t, batch, ldb * wrhs, ldb, 0, 0, n, nrhs, x.exec()), xv);
     return done();
   });

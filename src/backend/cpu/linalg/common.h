@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "backend/cpu/base/lapack.h"
-#include "linalg/solve_backend.h"
+#include "linalg/batch.h"
 
 namespace gpula::detail::cpu {
 

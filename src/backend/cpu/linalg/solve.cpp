@@ -78,7 +78,7 @@ void det_from_lu(const T* lu, int64_t n, const lapack::Int* ipiv, bool singular,
   }
 }
 
-class CpuLinalg final : public LinalgBackend {
+class CpuSolve final : public SolveBackend {
  public:
   void potrf(const SquareBatch& a, bool upper, int32_t* info, const LinalgCall& c) const override {
     const lapack::Int n = to_int(a.n, c, "n");
@@ -243,8 +243,8 @@ class CpuLinalg final : public LinalgBackend {
 
 }  // namespace
 
-const LinalgBackend& linalg_backend() {
-  static const CpuLinalg backend;
+const SolveBackend& solve_backend() {
+  static const CpuSolve backend;
   return backend;
 }
 

@@ -14,7 +14,7 @@
 #include "backend/cuda/base/context.h"
 #include "backend/cuda/kernels/linalg.h"
 #include "core/format.h"
-#include "linalg/solve_backend.h"
+#include "linalg/batch.h"
 
 namespace gpula::detail::cuda {
 

@@ -120,7 +120,7 @@ class CudaQr final : public QrBackend {
     });
   }
 
-  // QR assumes full rank: no rcond, singular values or rank (see linalg_qr_problem.h).
+  // QR assumes full rank: no rcond, singular values or rank (see qr_backend.h).
   void lstsq(const DenseBatch& a, const DenseBatch& b, double /*rcond*/, void* /*s*/,
              int32_t* /*rank*/, const LinalgCall& c) const override {
     const int64_t m = a.rows, n = a.cols, nrhs = b.cols, ldb = b.rows;

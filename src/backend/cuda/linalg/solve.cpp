@@ -27,7 +27,7 @@ namespace {
 
 // Batches of matrices up to this order go to the batched APIs; larger ones loop over X API calls.
 constexpr int64_t kBatchedMaxN = 128;
-// refine=automatic solves of this order and up take the RBT solve (rbt_solve.h): faster than
+// refine=automatic solves of this order and up take the RBT solve (solve_rbt.h): faster than
 // pivoted LU from there on the H200 (float64, 16 right-hand sides: n = 512 1.17 vs 1.61 ms,
 // n = 8192 16.6 vs 45.1 ms); smaller orders were not measured.
 constexpr int64_t kRbtMinN = 512;
@@ -128,7 +128,7 @@ cusolverPrecType_t lowest_precision(DType t, linalg::Refine r) {
   }
 }
 
-class CudaLinalg final : public LinalgBackend {
+class CudaSolve final : public SolveBackend {
  public:
   void potrf(const SquareBatch& a, bool upper, int32_t* info, const LinalgCall& c) const override {
     Context& ctx = context(c.stream.device.index);
@@ -415,8 +415,8 @@ class CudaLinalg final : public LinalgBackend {
 
 }  // namespace
 
-const LinalgBackend& linalg_backend() {
-  static const CudaLinalg backend;
+const SolveBackend& solve_backend() {
+  static const CudaSolve backend;
   return backend;
 }
 

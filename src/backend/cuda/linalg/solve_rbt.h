@@ -1,5 +1,5 @@
 #pragma once
-// The randomized butterfly transformation (RBT) solve on a GPU (rbt_solve.cpp): a x = b as
+// The randomized butterfly transformation (RBT) solve on a GPU (solve_rbt.cpp): a x = b as
 // (U^T a V) y = U^T b, x = V y, with U and V random depth-2 butterflies (Parker; Baboulin,
 // Dongarra et al.), which make LU without pivoting safe with high probability; cuSOLVER's
 // unpivoted getrf is about 3.4x faster than its pivoted one (n = 8192 fp64 on an H200: 11.4 vs
@@ -12,7 +12,7 @@
 // numerically singular), the caller falls back to LU with partial pivoting.
 #include <cstdint>
 
-#include "linalg/solve_backend.h"
+#include "linalg/batch.h"
 
 namespace gpula::detail::cuda {
 
