@@ -135,8 +135,8 @@ class CudaEigh final : public EighBackend {
         const int lwork =
             syevj_batched_size(h, a.dtype, jobz, fill(upper), n, a.data, w, p.p, count, c.op);
         Tensor ws = scratch(static_cast<int64_t>(lwork) * es, c);
-        syevj_batched(h, a.dtype, jobz, fill(upper), n, a.data, w, ws.data(), lwork, info, p.p, count,
-                      c.op);
+        syevj_batched(h, a.dtype, jobz, fill(upper), n, a.data, w, ws.data(), lwork, info, p.p,
+                      count, c.op);
         return;
       }
     }

@@ -14,9 +14,9 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
-#include "backend/cuda/linalg/common.h"
 #include "backend/cuda/kernels/batched_small.h"
 #include "backend/cuda/kernels/linalg.h"
+#include "backend/cuda/linalg/common.h"
 #include "backend/cuda/linalg/solve_rbt.h"
 #include "backend/cuda/linalg/solver_calls.h"
 #include "core/format.h"
