@@ -62,6 +62,20 @@ void LinalgExec::zero(const TensorView& v) const {
     cpu::fill_zero(v);
 }
 
+void LinalgExec::set_identity(const Tensor& t) const {
+  zero(t.view());
+  const int64_t n = t.shape().back();
+  if (n == 0) return;
+  Tensor one = filled({1}, t.dtype(), 1.0);
+  TensorView diag = t.view();
+  diag.shape.pop_back();
+  diag.strides.pop_back();
+  diag.strides.back() = n + 1;
+  const TensorView src{one.data(), t.dtype(), diag.shape, Shape(diag.shape.size(), 0),
+                       one.device()};
+  copy(src, diag);
+}
+
 Tensor LinalgExec::result(const Tensor& t) const {
   if (exec_ == data_) return t;
   Tensor r = allocate(t.shape(), t.dtype(), stream_for(data_));
@@ -157,6 +171,11 @@ Shape batch_of(const TensorView& v, std::size_t core) {
   return Shape(v.shape.begin(), v.shape.end() - static_cast<std::ptrdiff_t>(core));
 }
 
+Shape with(Shape s, std::initializer_list<int64_t> tail) {
+  s.insert(s.end(), tail);
+  return s;
+}
+
 int64_t product(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
@@ -198,6 +217,16 @@ TensorView square_dst(void* p, DType t, const Shape& batch, int64_t n, bool col_
   Shape strides = contiguous_strides(shape);
   if (col_major) std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
   return TensorView{p, t, shape, strides, d};
+}
+
+TensorView colmajor(void* base, DType t, const Shape& batch, int64_t item, int64_t ld, int64_t row0,
+                    int64_t col0, int64_t rows, int64_t cols, Device d) {
+  Shape strides = contiguous_strides(batch);
+  for (auto& s : strides) s *= item;
+  strides.push_back(1);
+  strides.push_back(ld);
+  char* p = static_cast<char*>(base) + (row0 + col0 * ld) * static_cast<int64_t>(size_of(t));
+  return TensorView{p, t, with(batch, {rows, cols}), strides, d};
 }
 
 // ---- argument checks shared by the linalg fronts ------------------------------------------

@@ -5,6 +5,7 @@
 #include <gpula/linalg.h>
 #include <gpula/log.h>
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -53,6 +54,8 @@ class LinalgExec {
   // Copies between any layouts and devices (src may broadcast), on the right stream.
   void copy(const TensorView& src, const TensorView& dst) const;
   void zero(const TensorView& v) const;
+  // Sets every trailing square matrix of the contiguous t (batch + (n, n)) to the identity.
+  void set_identity(const Tensor& t) const;
   // `t` (made where the work runs) where the data lives.
   Tensor result(const Tensor& t) const;
   // A tensor where the data lives with every element equal to `value` (real part for complex).
@@ -104,6 +107,8 @@ auto run_linalg(const char* op, const char* arg, Device data, const linalg::Lina
 // ---- shapes and layouts -------------------------------------------------------------------
 
 Shape batch_of(const TensorView& v, std::size_t core);
+// s with `tail` appended: with(batch, {m, n}).
+Shape with(Shape s, std::initializer_list<int64_t> tail);
 int64_t product(const Shape& s);
 // numpy broadcasting of two batch shapes; nullopt when they are incompatible.
 std::optional<Shape> broadcast_batch(const Shape& x, const Shape& y);
@@ -113,5 +118,14 @@ TensorView expand_batch(const TensorView& v, const Shape& batch, std::size_t cor
 // A destination view over `count` contiguous n x n matrices at p, of shape batch + (n, n):
 // row-major per matrix (column-major LAPACK then sees A^T), or column-major with `transpose`.
 TensorView square_dst(void* p, DType t, const Shape& batch, int64_t n, bool col_major, Device d);
+// batch + (rows, cols) over `count` contiguous column-major items of `item` elements with
+// leading dimension ld, starting at element (row0, col0) of each.
+TensorView colmajor(void* base, DType t, const Shape& batch, int64_t item, int64_t ld, int64_t row0,
+                    int64_t col0, int64_t rows, int64_t cols, Device d);
+// The same over whole items of rows x cols (ld = rows).
+inline TensorView colmajor(void* base, DType t, const Shape& batch, int64_t rows, int64_t cols,
+                           Device d) {
+  return colmajor(base, t, batch, rows * cols, rows, 0, 0, rows, cols, d);
+}
 
 }  // namespace gpula::detail

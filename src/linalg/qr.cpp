@@ -22,35 +22,20 @@ namespace gpula::linalg {
 
 using detail::check_float;
 using detail::check_view;
+using detail::colmajor;
 using detail::DenseBatch;
 using detail::LinalgExec;
 using detail::product;
 using detail::run_linalg;
 using detail::SquareBatch;
 using detail::throw_error;
+using detail::with;
 
 namespace {
 
 void check_matrix_args(const char* op, const char* arg, const TensorView& v) {
   check_view(op, arg, v);
   check_float(op, arg, v);
-}
-
-Shape with(Shape s, std::initializer_list<int64_t> tail) {
-  s.insert(s.end(), tail);
-  return s;
-}
-
-// batch + (rows, cols) over `count` contiguous column-major items of `item` elements with
-// leading dimension ld, starting at element (row0, col0) of each.
-TensorView colmajor(void* base, DType t, const Shape& batch, int64_t item, int64_t ld, int64_t row0,
-                    int64_t col0, int64_t rows, int64_t cols, Device d) {
-  Shape strides = contiguous_strides(batch);
-  for (auto& s : strides) s *= item;
-  strides.push_back(1);
-  strides.push_back(ld);
-  char* p = static_cast<char*>(base) + (row0 + col0 * ld) * static_cast<int64_t>(size_of(t));
-  return TensorView{p, t, with(batch, {rows, cols}), strides, d};
 }
 
 // batch + (rows, cols) window at (row0, col0) of a contiguous row-major result of shape
@@ -89,16 +74,7 @@ QR qr(const TensorView& a, QrMode mode, const LinalgOptions& options, Stream str
     if (count == 0) return QR{want_q ? x.result(q) : Tensor{}, x.result(r)};
     if (k == 0) {
       // r is empty; complete q with n == 0 is the identity, reduced q is empty.
-      if (want_q && qc > 0) {
-        x.zero(q.view());
-        Tensor one = x.filled({1}, t, 1.0);
-        TensorView diag = q.view();
-        diag.shape = with(batch, {m});
-        diag.strides.pop_back();
-        diag.strides.back() = m + 1;
-        TensorView src{one.data(), t, diag.shape, Shape(diag.shape.size(), 0), one.device()};
-        x.copy(src, diag);
-      }
+      if (want_q && qc > 0) x.set_identity(q);
       return QR{want_q ? x.result(q) : Tensor{}, x.result(r)};
     }
     const auto& be = x.backend(detail::cpu::qr_backend, detail::cuda::qr_backend);

@@ -34,6 +34,7 @@ using detail::run_linalg;
 using detail::square_dst;
 using detail::SquareBatch;
 using detail::throw_error;
+using detail::with;
 
 using detail::check_float;
 using detail::check_square;
@@ -55,11 +56,6 @@ void check_pair(const char* op, const char* arg_a, const TensorView& a, const ch
   if (a.dtype != b.dtype)
     throw_error<DTypeError>(op, "dtype mismatch: ", arg_a, " is ", name(a.dtype), ", ", arg_b,
                             " is ", name(b.dtype));
-}
-
-Shape with(Shape s, std::initializer_list<int64_t> tail) {
-  s.insert(s.end(), tail);
-  return s;
 }
 
 // ---- solves: how the batch of matrices meets the batch of right-hand sides --------------------

@@ -16,6 +16,7 @@
 
 namespace gpula::linalg {
 
+using detail::colmajor;
 using detail::DenseBatch;
 using detail::Failure;
 using detail::LinalgExec;
@@ -23,36 +24,9 @@ using detail::product;
 using detail::run_linalg;
 using detail::SvdBatch;
 using detail::throw_error;
+using detail::with;
 
 namespace {
-
-Shape with(Shape s, std::initializer_list<int64_t> tail) {
-  s.insert(s.end(), tail);
-  return s;
-}
-
-// batch + (rows, cols) over `count` contiguous column-major items (ld = rows) at base.
-TensorView colmajor(void* base, DType t, const Shape& batch, int64_t rows, int64_t cols, Device d) {
-  Shape strides = contiguous_strides(batch);
-  for (auto& s : strides) s *= rows * cols;
-  strides.push_back(1);
-  strides.push_back(rows);
-  return TensorView{base, t, with(batch, {rows, cols}), strides, d};
-}
-
-// Sets every (n x n) matrix of the contiguous t (shape batch + (n, n)) to the identity.
-void set_identity(const LinalgExec& x, const Tensor& t, int64_t n) {
-  x.zero(t.view());
-  if (n == 0) return;
-  Tensor one = x.filled({1}, t.dtype(), 1.0);
-  TensorView diag = t.view();
-  diag.shape.pop_back();
-  diag.strides.pop_back();
-  diag.strides.back() = n + 1;
-  const TensorView src{one.data(), t.dtype(), diag.shape, Shape(diag.shape.size(), 0),
-                       one.device()};
-  x.copy(src, diag);
-}
 
 Svd svd_impl(const char* op, const TensorView& a, bool full, bool compute_uv, SvdMethod method,
              const LinalgOptions& options, Stream stream) {
@@ -76,8 +50,8 @@ Svd svd_impl(const char* op, const TensorView& a, bool full, bool compute_uv, Sv
     if (count == 0 || k == 0) {
       x.zero(info.view());
       if (compute_uv && full && count > 0) {  // NumPy: identity u (n == 0) or vh (m == 0)
-        set_identity(x, u, m);
-        set_identity(x, vh, n);
+        x.set_identity(u);
+        x.set_identity(vh);
       }
     } else {
       const auto& be = x.backend(detail::cpu::svd_backend, detail::cuda::svd_backend);
