@@ -34,6 +34,11 @@ inline ElemType elem_type(DType t) {
   }
 }
 
+// cuBLAS/cuSOLVER's name for the triangle `upper` (else lower).
+inline cublasFillMode_t fill(bool upper) {
+  return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+}
+
 inline cudaStream_t raw(const LinalgCall& c) { return static_cast<cudaStream_t>(c.stream.handle); }
 
 // v as an int, or NotSupported naming `routines` (whose 32-bit range v is past).

@@ -24,10 +24,6 @@ int to_int(int64_t v, const LinalgCall& c, const char* what) {
   return checked_int(v, c, what, "cusolverDn<t>syevjBatched");
 }
 
-cublasFillMode_t fill(bool upper) {
-  return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-}
-
 // syevjInfo_t, destroyed on every path.
 struct SyevjInfo {
   syevjInfo_t p = nullptr;

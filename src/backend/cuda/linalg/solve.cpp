@@ -64,10 +64,6 @@ bool batched(int64_t count, int64_t n) { return count > 1 && n <= kBatchedMaxN; 
 // Batches that gpula's own kernels take (kernels/batched_small.h).
 bool small_batched(int64_t count, int64_t n) { return count > 1 && n <= kSmallBatchedMaxN; }
 
-cublasFillMode_t fill(bool upper) {
-  return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-}
-
 // cuSOLVER IRS objects, destroyed on every path.
 struct IrsParams {
   cusolverDnIRSParams_t p = nullptr;

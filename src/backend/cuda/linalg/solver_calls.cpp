@@ -5,14 +5,11 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/types.h"
+#include "backend/cuda/linalg/common.h"
 #include "core/format.h"
 
 namespace gpula::detail::cuda::calls {
 namespace {
-
-cublasFillMode_t fill(bool upper) {
-  return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-}
 
 template <class T>
 T* const* as(void** p) {
