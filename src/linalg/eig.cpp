@@ -14,6 +14,7 @@ namespace gpula::linalg {
 
 using detail::check_square;
 using detail::eig_complex_type;
+using detail::Failure;
 using detail::LinalgExec;
 using detail::product;
 using detail::run_linalg;
@@ -22,29 +23,6 @@ using detail::SquareBatch;
 using detail::throw_error;
 
 namespace {
-
-const detail::EigBackend& backend_of(const LinalgExec& x) {
-  return x.exec().is_cuda() ? detail::cuda::eig_backend() : detail::cpu::eig_backend();
-}
-
-// Raises LinAlgError on the first nonzero info (synchronizing with the device).
-void check_converged(const LinalgExec& x, const Tensor& info) {
-  const int64_t count = info.view().numel();
-  if (count == 0) return;
-  Tensor host = info;
-  if (info.device().is_cuda()) {
-    host = Tensor::empty(info.shape(), DType::i32, Stream{});
-    x.copy(info.view(), host.view());
-  }
-  const auto* p = static_cast<const int32_t*>(host.data());
-  for (int64_t b = 0; b < count; ++b) {
-    if (p[b] == 0) continue;
-    const std::string where = info.shape().empty() ? "" : detail::cat(" (batch index ", b, ")");
-    if (p[b] < 0)
-      throw_error<Error>(x.op(), "internal: the backend rejected argument ", -p[b], where);
-    throw_error<LinAlgError>(x.op(), "eigenvalues did not converge (info ", p[b], ")", where);
-  }
-}
 
 Eig eig_impl(const char* op, const TensorView& a, bool eigvals_only, const LinalgOptions& options,
              Stream stream) {
@@ -65,11 +43,11 @@ Eig eig_impl(const char* op, const TensorView& a, bool eigvals_only, const Linal
       Tensor ws = x.empty({count * n * n}, a.dtype);
       x.copy(a, square_dst(ws.data(), a.dtype, batch, n, true, x.exec()));
       Tensor vs = eigvals_only ? Tensor{} : x.empty({count * n * n}, ct);
-      backend_of(x).geev(SquareBatch{ws.data(), a.dtype, n, count}, w.data(),
-                         eigvals_only ? nullptr : vs.data(), static_cast<int32_t*>(info.data()),
-                         x.call());
+      x.backend(detail::cpu::eig_backend, detail::cuda::eig_backend)
+          .geev(SquareBatch{ws.data(), a.dtype, n, count}, w.data(),
+                eigvals_only ? nullptr : vs.data(), static_cast<int32_t*>(info.data()), x.call());
       if (!eigvals_only) x.copy(square_dst(vs.data(), ct, batch, n, true, x.exec()), v.view());
-      if (options.check_info) check_converged(x, info);
+      if (options.check_info) x.check(info, Failure::eig_not_converged);
     }
     r.w = x.result(w);
     if (!eigvals_only) r.v = x.result(v);

@@ -15,6 +15,7 @@
 namespace gpula::linalg {
 
 using detail::check_square;
+using detail::Failure;
 using detail::LinalgExec;
 using detail::product;
 using detail::run_linalg;
@@ -23,29 +24,6 @@ using detail::SquareBatch;
 using detail::throw_error;
 
 namespace {
-
-const detail::EighBackend& backend_of(const LinalgExec& x) {
-  return x.exec().is_cuda() ? detail::cuda::eigh_backend() : detail::cpu::eigh_backend();
-}
-
-// Raises LinAlgError on the first nonzero info (synchronizing with the device).
-void check_converged(const LinalgExec& x, const Tensor& info) {
-  const int64_t count = info.view().numel();
-  if (count == 0) return;
-  Tensor host = info;
-  if (info.device().is_cuda()) {
-    host = Tensor::empty(info.shape(), DType::i32, Stream{});
-    x.copy(info.view(), host.view());
-  }
-  const auto* p = static_cast<const int32_t*>(host.data());
-  for (int64_t b = 0; b < count; ++b) {
-    if (p[b] == 0) continue;
-    const std::string where = info.shape().empty() ? "" : detail::cat(" (batch index ", b, ")");
-    if (p[b] < 0)
-      throw_error<Error>(x.op(), "internal: the backend rejected argument ", -p[b], where);
-    throw_error<LinAlgError>(x.op(), "eigenvalues did not converge (info ", p[b], ")", where);
-  }
-}
 
 Eigh eigh_impl(const char* op, const TensorView& a, bool lower, bool eigvals_only,
                const LinalgOptions& options, Stream stream) {
@@ -69,10 +47,11 @@ Eigh eigh_impl(const char* op, const TensorView& a, bool lower, bool eigvals_onl
       // 2x), and the other one's was not measured for syevd.
       const bool real = !is_complex(a.dtype) && !x.exec().is_cuda();
       x.copy(a, real ? square_dst(ws.data(), a.dtype, batch, n, false, x.exec()) : cm);
-      backend_of(x).syevd(SquareBatch{ws.data(), a.dtype, n, count}, real ? lower : !lower,
-                          !eigvals_only, w.data(), static_cast<int32_t*>(info.data()), x.call());
+      x.backend(detail::cpu::eigh_backend, detail::cuda::eigh_backend)
+          .syevd(SquareBatch{ws.data(), a.dtype, n, count}, real ? lower : !lower, !eigvals_only,
+                 w.data(), static_cast<int32_t*>(info.data()), x.call());
       if (!eigvals_only) x.copy(cm, v.view());
-      if (options.check_info) check_converged(x, info);
+      if (options.check_info) x.check(info, Failure::eig_not_converged);
     }
     r.w = x.result(w);
     if (!eigvals_only) r.v = x.result(v);

@@ -1,8 +1,7 @@
 #pragma once
-// What the symmetric/Hermitian eigensolver front (linalg_eigh.cpp) asks of a backend. As in
-// linalg_problem.h, the front does every argument check and layout decision and hands the
-// backend contiguous column-major workspaces on the device where the work runs.
-#include "linalg/solve_backend.h"
+// What the symmetric/Hermitian eigensolver front (eigh.cpp: eigh, eigvalsh) asks of a backend,
+// on the batches of batch.h.
+#include "linalg/batch.h"
 
 namespace gpula::detail {
 

@@ -5,6 +5,7 @@
 
 #include "backend/cpu_api.h"
 #include "backend/cuda_api.h"
+#include "linalg/solve_backend.h"
 
 namespace gpula::detail {
 
@@ -24,7 +25,6 @@ LinalgExec::LinalgExec(const char* op, const char* arg, Device data,
     throw_error<InvalidArgument>(op, "stream is on ", to_string(caller_.device),
                                  ", the work runs on ", to_string(exec_));
   stream_ = stream_for(exec_);
-  backend_ = exec_.is_cuda() ? &cuda::linalg_backend() : &cpu::linalg_backend();
   if (!exec_.is_cuda()) cpu::warn_blas_core_once();
 }
 
@@ -59,6 +59,20 @@ void LinalgExec::zero(const TensorView& v) const {
     cuda::fill_zero(v, stream_for(v.device));
   else
     cpu::fill_zero(v);
+}
+
+void LinalgExec::set_identity(const Tensor& t) const {
+  zero(t.view());
+  const int64_t n = t.shape().back();
+  if (n == 0) return;
+  Tensor one = filled({1}, t.dtype(), 1.0);
+  TensorView diag = t.view();
+  diag.shape.pop_back();
+  diag.strides.pop_back();
+  diag.strides.back() = n + 1;
+  const TensorView src{one.data(), t.dtype(), diag.shape, Shape(diag.shape.size(), 0),
+                       one.device()};
+  copy(src, diag);
 }
 
 Tensor LinalgExec::result(const Tensor& t) const {
@@ -122,6 +136,10 @@ void LinalgExec::check(const Tensor& info, Failure what) const {
     const int64_t k = p[b];
     if (k < 0) throw_error<Error>(op_, "internal: the backend rejected argument ", -k, where);
     switch (what) {
+      case Failure::eig_not_converged:
+        throw_error<LinAlgError>(op_, "eigenvalues did not converge (info ", k, ")", where);
+      case Failure::svd_not_converged:
+        throw_error<LinAlgError>(op_, "the SVD did not converge (info ", k, ")", where);
       case Failure::not_positive_definite:
         throw NotPositiveDefinite(
             cat("[", op_, "] ", arg_, " is not positive definite: leading minor of order ", k,
@@ -138,6 +156,10 @@ void LinalgExec::check(const Tensor& info, Failure what) const {
   }
 }
 
+void LinalgExec::zero_triangle(const SquareBatch& a, bool upper) const {
+  backend(cpu::solve_backend, cuda::solve_backend).zero_triangle(a, upper, call());
+}
+
 void LinalgExec::finish() const {
   if (options_->blocking && exec_.is_cuda()) cuda::synchronize(stream_);
 }
@@ -146,6 +168,11 @@ void LinalgExec::finish() const {
 
 Shape batch_of(const TensorView& v, std::size_t core) {
   return Shape(v.shape.begin(), v.shape.end() - static_cast<std::ptrdiff_t>(core));
+}
+
+Shape with(Shape s, std::initializer_list<int64_t> tail) {
+  s.insert(s.end(), tail);
+  return s;
 }
 
 int64_t product(const Shape& s) {
@@ -189,6 +216,16 @@ TensorView square_dst(void* p, DType t, const Shape& batch, int64_t n, bool col_
   Shape strides = contiguous_strides(shape);
   if (col_major) std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
   return TensorView{p, t, shape, strides, d};
+}
+
+TensorView colmajor(void* base, DType t, const Shape& batch, int64_t item, int64_t ld, int64_t row0,
+                    int64_t col0, int64_t rows, int64_t cols, Device d) {
+  Shape strides = contiguous_strides(batch);
+  for (auto& s : strides) s *= item;
+  strides.push_back(1);
+  strides.push_back(ld);
+  char* p = static_cast<char*>(base) + (row0 + col0 * ld) * static_cast<int64_t>(size_of(t));
+  return TensorView{p, t, with(batch, {rows, cols}), strides, d};
 }
 
 // ---- argument checks shared by the linalg fronts ------------------------------------------

@@ -1,14 +1,16 @@
 #pragma once
-// Plumbing of the linalg front functions (linalg.cpp): where the work runs and on which stream,
-// workspaces, copies between layouts and devices, info checks, the CPU fallback.
+// Plumbing of the linalg fronts (solve.cpp, qr.cpp, eigh.cpp, eig.cpp, svd.cpp): where the work
+// runs and on which stream, which backend, workspaces, copies between layouts and devices, the
+// one info check, the CPU fallback.
 #include <gpula/linalg.h>
 #include <gpula/log.h>
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 
 #include "core/format.h"
-#include "linalg/solve_backend.h"
+#include "linalg/batch.h"
 
 namespace gpula::detail {
 
@@ -20,9 +22,11 @@ int64_t check_square(const char* op, const char* arg, const TensorView& v);
 
 // What a nonzero info means.
 enum class Failure : uint8_t {
-  not_positive_definite,  // "leading minor of order k"
-  singular_u,             // "U[k-1,k-1] is exactly zero"
-  singular_d,             // "D[k-1,k-1] is exactly zero" (sytrf)
+  not_positive_definite,  // NotPositiveDefinite: "leading minor of order k"
+  singular_u,             // SingularMatrix: "U[k-1,k-1] is exactly zero"
+  singular_d,             // SingularMatrix: "D[k-1,k-1] is exactly zero" (sytrf)
+  eig_not_converged,      // LinAlgError: "eigenvalues did not converge (info k)"
+  svd_not_converged,      // LinAlgError: "the SVD did not converge (info k)"
 };
 
 class LinalgExec {
@@ -35,7 +39,12 @@ class LinalgExec {
   const char* op() const { return op_; }
   const char* arg() const { return arg_; }
   Device exec() const { return exec_; }
-  const LinalgBackend& backend() const { return *backend_; }
+  // The backend of one contract (<op>_backend.h) where the work runs, given its two factories:
+  // x.backend(cpu::eig_backend, cuda::eig_backend).
+  template <class B>
+  const B& backend(const B& (*cpu_backend)(), const B& (*cuda_backend)()) const {
+    return exec_.is_cuda() ? cuda_backend() : cpu_backend();
+  }
   LinalgCall call() const { return {op_, stream_, &options_->logger}; }
   const linalg::LinalgOptions& options() const { return *options_; }
 
@@ -45,6 +54,8 @@ class LinalgExec {
   // Copies between any layouts and devices (src may broadcast), on the right stream.
   void copy(const TensorView& src, const TensorView& dst) const;
   void zero(const TensorView& v) const;
+  // Sets every trailing square matrix of the contiguous t (batch + (n, n)) to the identity.
+  void set_identity(const Tensor& t) const;
   // `t` (made where the work runs) where the data lives.
   Tensor result(const Tensor& t) const;
   // A tensor where the data lives with every element equal to `value` (real part for complex).
@@ -53,6 +64,8 @@ class LinalgExec {
   // info arrays have the batch shape; the message names the operand ("[linalg.solve] a is
   // singular: ...") and the flat batch index when there is one.
   void check(const Tensor& info, Failure what) const;
+  // Zeroes the strict upper (`upper`) or strict lower triangle of each matrix of a.
+  void zero_triangle(const SquareBatch& a, bool upper) const;
   // Synchronizes when options.blocking asks for it.
   void finish() const;
   // Reads one int32 from where the work runs (synchronizing).
@@ -68,7 +81,6 @@ class LinalgExec {
   Device data_, exec_;
   Stream caller_, stream_;
   const linalg::LinalgOptions* options_;
-  const LinalgBackend* backend_;
 };
 
 // Runs f(exec) where the options say; an OutOfMemory on a GPU with Fallback::cpu reruns f on the
@@ -95,6 +107,8 @@ auto run_linalg(const char* op, const char* arg, Device data, const linalg::Lina
 // ---- shapes and layouts -------------------------------------------------------------------
 
 Shape batch_of(const TensorView& v, std::size_t core);
+// s with `tail` appended: with(batch, {m, n}).
+Shape with(Shape s, std::initializer_list<int64_t> tail);
 int64_t product(const Shape& s);
 // numpy broadcasting of two batch shapes; nullopt when they are incompatible.
 std::optional<Shape> broadcast_batch(const Shape& x, const Shape& y);
@@ -104,5 +118,14 @@ TensorView expand_batch(const TensorView& v, const Shape& batch, std::size_t cor
 // A destination view over `count` contiguous n x n matrices at p, of shape batch + (n, n):
 // row-major per matrix (column-major LAPACK then sees A^T), or column-major with `transpose`.
 TensorView square_dst(void* p, DType t, const Shape& batch, int64_t n, bool col_major, Device d);
+// batch + (rows, cols) over `count` contiguous column-major items of `item` elements with
+// leading dimension ld, starting at element (row0, col0) of each.
+TensorView colmajor(void* base, DType t, const Shape& batch, int64_t item, int64_t ld, int64_t row0,
+                    int64_t col0, int64_t rows, int64_t cols, Device d);
+// The same over whole items of rows x cols (ld = rows).
+inline TensorView colmajor(void* base, DType t, const Shape& batch, int64_t rows, int64_t cols,
+                           Device d) {
+  return colmajor(base, t, batch, rows * cols, rows, 0, 0, rows, cols, d);
+}
 
 }  // namespace gpula::detail

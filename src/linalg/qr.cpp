@@ -22,39 +22,20 @@ namespace gpula::linalg {
 
 using detail::check_float;
 using detail::check_view;
+using detail::colmajor;
 using detail::DenseBatch;
 using detail::LinalgExec;
 using detail::product;
 using detail::run_linalg;
 using detail::SquareBatch;
 using detail::throw_error;
+using detail::with;
 
 namespace {
 
 void check_matrix_args(const char* op, const char* arg, const TensorView& v) {
   check_view(op, arg, v);
   check_float(op, arg, v);
-}
-
-Shape with(Shape s, std::initializer_list<int64_t> tail) {
-  s.insert(s.end(), tail);
-  return s;
-}
-
-const detail::QrBackend& qr_backend(const LinalgExec& x) {
-  return x.exec().is_cuda() ? detail::cuda::qr_backend() : detail::cpu::qr_backend();
-}
-
-// batch + (rows, cols) over `count` contiguous column-major items of `item` elements with
-// leading dimension ld, starting at element (row0, col0) of each.
-TensorView colmajor(void* base, DType t, const Shape& batch, int64_t item, int64_t ld, int64_t row0,
-                    int64_t col0, int64_t rows, int64_t cols, Device d) {
-  Shape strides = contiguous_strides(batch);
-  for (auto& s : strides) s *= item;
-  strides.push_back(1);
-  strides.push_back(ld);
-  char* p = static_cast<char*>(base) + (row0 + col0 * ld) * static_cast<int64_t>(size_of(t));
-  return TensorView{p, t, with(batch, {rows, cols}), strides, d};
 }
 
 // batch + (rows, cols) window at (row0, col0) of a contiguous row-major result of shape
@@ -93,19 +74,10 @@ QR qr(const TensorView& a, QrMode mode, const LinalgOptions& options, Stream str
     if (count == 0) return QR{want_q ? x.result(q) : Tensor{}, x.result(r)};
     if (k == 0) {
       // r is empty; complete q with n == 0 is the identity, reduced q is empty.
-      if (want_q && qc > 0) {
-        x.zero(q.view());
-        Tensor one = x.filled({1}, t, 1.0);
-        TensorView diag = q.view();
-        diag.shape = with(batch, {m});
-        diag.strides.pop_back();
-        diag.strides.back() = m + 1;
-        TensorView src{one.data(), t, diag.shape, Shape(diag.shape.size(), 0), one.device()};
-        x.copy(src, diag);
-      }
+      if (want_q && qc > 0) x.set_identity(q);
       return QR{want_q ? x.result(q) : Tensor{}, x.result(r)};
     }
-    const auto& be = qr_backend(x);
+    const auto& be = x.backend(detail::cpu::qr_backend, detail::cuda::qr_backend);
     const auto call = x.call();
     // a, factored in place.
     Tensor wa = x.empty({count * m * n}, t);
@@ -116,13 +88,13 @@ QR qr(const TensorView& a, QrMode mode, const LinalgOptions& options, Stream str
       // r is square (n = k = rk): copied straight from the factored workspace, then zeroed
       // below the diagonal (its upper triangle when read column-major).
       x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, 0, n, n, x.exec()), r.view());
-      x.backend().zero_triangle(SquareBatch{r.data(), t, n, count}, true, call);
+      x.zero_triangle(SquareBatch{r.data(), t, n, count}, true);
     } else {
       // r: the leading k x k block through a square workspace, zeroed below the diagonal.
       Tensor wr = x.empty({count * k * k}, t);
       const TensorView sq = colmajor(wr.data(), t, batch, k * k, k, 0, 0, k, k, x.exec());
       x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, 0, k, k, x.exec()), sq);
-      x.backend().zero_triangle(SquareBatch{wr.data(), t, k, count}, false, call);
+      x.zero_triangle(SquareBatch{wr.data(), t, k, count}, false);
       x.copy(sq, window(r, 0, 0, k, k));
       if (n > k)
         x.copy(colmajor(wa.data(), t, batch, m * n, m, 0, k, k, n - k, x.exec()),
@@ -228,9 +200,10 @@ Lstsq lstsq_ex(const TensorView& a, const TensorView& b, const LstsqOptions& opt
     const double eps = t == DType::f32 || t == DType::c64 ? std::numeric_limits<float>::epsilon()
                                                           : std::numeric_limits<double>::epsilon();
     const double rcond = options.rcond.value_or(eps * static_cast<double>(std::max(m, n)));
-    qr_backend(x).lstsq(DenseBatch{wa.data(), t, m, n, count},
-                        DenseBatch{wb.data(), t, ldb, wrhs, count}, rcond, svd ? s.data() : nullptr,
-                        svd ? static_cast<int32_t*>(rank.data()) : nullptr, x.call());
+    x.backend(detail::cpu::qr_backend, detail::cuda::qr_backend)
+        .lstsq(DenseBatch{wa.data(), t, m, n, count}, DenseBatch{wb.data(), t, ldb, wrhs, count},
+               rcond, svd ? s.data() : nullptr, svd ? static_cast<int32_t*>(rank.data()) : nullptr,
+               x.call());
     x.copy(colmajor(wb.data(), t, batch, ldb * wrhs, ldb, 0, 0, n, nrhs, x.exec()), xv);
     return done();
   });

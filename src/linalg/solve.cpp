@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "linalg/exec.h"
+#include "linalg/solve_backend.h"
 
 namespace gpula::linalg {
 
@@ -33,12 +34,17 @@ using detail::run_linalg;
 using detail::square_dst;
 using detail::SquareBatch;
 using detail::throw_error;
+using detail::with;
 
 using detail::check_float;
 using detail::check_square;
 using detail::check_view;
 
 namespace {
+
+const detail::SolveBackend& backend_of(const LinalgExec& x) {
+  return x.backend(detail::cpu::solve_backend, detail::cuda::solve_backend);
+}
 
 // ---- argument checks -------------------------------------------------------------------------
 
@@ -50,11 +56,6 @@ void check_pair(const char* op, const char* arg_a, const TensorView& a, const ch
   if (a.dtype != b.dtype)
     throw_error<DTypeError>(op, "dtype mismatch: ", arg_a, " is ", name(a.dtype), ", ", arg_b,
                             " is ", name(b.dtype));
-}
-
-Shape with(Shape s, std::initializer_list<int64_t> tail) {
-  s.insert(s.end(), tail);
-  return s;
 }
 
 // ---- solves: how the batch of matrices meets the batch of right-hand sides --------------------
@@ -211,7 +212,7 @@ Factor solve_impl(LinalgExec& x, const TensorView& a, int64_t n, const TensorVie
     x.zero(info.view());
     return {x.result(xt), x.result(info)};
   }
-  const auto& be = x.backend();
+  const auto& be = backend_of(x);
   const auto call = x.call();
   // Refinement: the RBT solve where asked for, or chosen by automatic where the backend prefers
   // it at this order; else IRS where it factors in a precision below the data's. automatic
@@ -287,13 +288,13 @@ Factor cholesky(const TensorView& a, bool lower, const LinalgOptions& options, S
       x.zero(info.view());
       return Factor{x.result(out), x.result(info)};
     }
-    if (!x.exec().is_cuda() || x.backend().potrf_any_triangle(count, n)) {
+    if (!x.exec().is_cuda() || backend_of(x).potrf_any_triangle(count, n)) {
       // Row-major lower of a = column-major upper of a^T: LAPACK (or the GPU's batched_small
       // kernel) factors the copy in place.
       x.copy(a, out.view());
       const SquareBatch f{out.data(), a.dtype, n, count};
-      x.backend().potrf(f, lower, ints(info), x.call());
-      x.backend().zero_triangle(f, !lower, x.call());
+      backend_of(x).potrf(f, lower, ints(info), x.call());
+      backend_of(x).zero_triangle(f, !lower, x.call());
     } else {
       // cuSOLVER's potrf is about twice as fast on the lower triangle as on the upper one
       // (n = 8192 fp64 on an H200: 7.3 vs 13.8 ms; potrfBatched 10000 x 32: 0.20 vs 0.30 ms),
@@ -304,18 +305,18 @@ Factor cholesky(const TensorView& a, bool lower, const LinalgOptions& options, S
       const SquareBatch f{work.data(), a.dtype, n, count};
       if (a.is_contiguous() && a.device == x.exec()) {
         // Only the triangle travels in: half the reads of a full transposing copy.
-        x.backend().transpose_triangle({a.data, a.dtype, n, count}, work.data(), !lower, false,
-                                       x.call());
+        backend_of(x).transpose_triangle({a.data, a.dtype, n, count}, work.data(), !lower, false,
+                                         x.call());
       } else {
         TensorView col = work.view();
         std::swap(col.strides[col.strides.size() - 1], col.strides[col.strides.size() - 2]);
         x.copy(a, col);
       }
-      x.backend().potrf(f, !lower, ints(info), x.call());
+      backend_of(x).potrf(f, !lower, ints(info), x.call());
       // The factor's triangle travels back and the other one is written as zeros: no zeroing
       // pass (n = 8192 fp64 on the H200: 8.70 ms with full copies and a zeroing pass, 7.75-8.14
       // with triangle-only copies).
-      x.backend().transpose_triangle(f, out.data(), lower, true, x.call());
+      backend_of(x).transpose_triangle(f, out.data(), lower, true, x.call());
     }
     if (options.check_info) x.check(info, Failure::not_positive_definite);
     return Factor{x.result(out), x.result(info)};
@@ -338,7 +339,7 @@ Tensor cho_solve(const TensorView& c, const TensorView& b, bool lower, const Lin
       f = stage_matrices(x, p, c.dtype, false, wc);
     Rhs r = stage_rhs(x, p, xt, Order::right, false);
     x.copy(p.b_full, r.work);
-    x.backend().potrs_right(f, lower, r.desc, x.call());
+    backend_of(x).potrs_right(f, lower, r.desc, x.call());
     unstage(x, r, xt, p);
     return x.result(xt);
   });
@@ -364,11 +365,11 @@ LU lu_factor(const TensorView& a, const LinalgOptions& options, Stream stream) {
     const TensorView cm = square_dst(ws.data(), a.dtype, batch, n, true, x.exec());
     x.copy(a, cm);
     const SquareBatch A{ws.data(), a.dtype, n, count};
-    x.backend().getrf(A, ints(piv), ints(info), x.call());
+    backend_of(x).getrf(A, ints(piv), ints(info), x.call());
     Tensor lu = ws.alias(cm);
     Tensor bad = x.empty({1}, DType::i32);
     x.zero(bad.view());
-    x.backend().shift_pivots(ints(piv), count * n, n, -1, ints(bad), x.call());
+    backend_of(x).shift_pivots(ints(piv), count * n, n, -1, ints(bad), x.call());
     if (options.check_info) x.check(info, Failure::singular_u);
     return LU{x.result(lu), x.result(piv), x.result(info)};
   });
@@ -408,10 +409,10 @@ Tensor lu_solve(const TensorView& lu, const TensorView& pivots, const TensorView
            TensorView{wp.data(), DType::i32, pshape, contiguous_strides(pshape), x.exec()});
     Tensor bad = x.empty({1}, DType::i32);
     x.zero(bad.view());
-    x.backend().shift_pivots(ints(wp), p.mats * n, n, 1, ints(bad), x.call());
+    backend_of(x).shift_pivots(ints(wp), p.mats * n, n, 1, ints(bad), x.call());
     Rhs r = stage_rhs(x, p, xt, Order::lapack, false);
     x.copy(p.b_full, r.work);
-    x.backend().getrs(A, ints(wp), false, r.desc, x.call());
+    backend_of(x).getrs(A, ints(wp), false, r.desc, x.call());
     unstage(x, r, xt, p);
     if (options.check_info || !x.exec().is_cuda()) {
       const int32_t nbad = x.read_int(bad.data());
@@ -451,7 +452,7 @@ Factor inv_ex(const TensorView& a, const LinalgOptions& options, Stream stream) 
     }
     // Column-major, the plain copy is a^T, and inv(a^T) read row-major is inv(a).
     x.copy(a, out.view());
-    x.backend().inv(SquareBatch{out.data(), a.dtype, n, count}, ints(info), x.call());
+    backend_of(x).inv(SquareBatch{out.data(), a.dtype, n, count}, ints(info), x.call());
     if (options.check_info) x.check(info, Failure::singular_u);
     return Factor{x.result(out), x.result(info)};
   });
@@ -468,7 +469,7 @@ void det_impl(LinalgExec& x, const TensorView& a, int64_t n, int64_t count, void
               void* logabs) {
   Tensor ws = x.empty({count * n * n}, a.dtype);
   x.copy(a, square_dst(ws.data(), a.dtype, detail::batch_of(a, 2), n, false, x.exec()));
-  x.backend().det(SquareBatch{ws.data(), a.dtype, n, count}, det_or_sign, logabs, x.call());
+  backend_of(x).det(SquareBatch{ws.data(), a.dtype, n, count}, det_or_sign, logabs, x.call());
 }
 
 }  // namespace

@@ -1,49 +1,24 @@
 #pragma once
-// What the linalg front (linalg.cpp) asks of a backend. The front does every argument check and
-// every layout decision: it copies operands into contiguous workspaces on the device where the
-// work runs and hands the backend LAPACK-style column-major problems. Backends never broadcast,
-// never allocate results, and never look at strides.
+// What the solve front (solve.cpp: cholesky, cho_solve, lu_factor, lu_solve, solve, inv, det,
+// slogdet) asks of a backend, on the batches of batch.h.
 //
 // Row-major <-> column-major: a row-major n x n buffer read column-major is the transpose. The
 // front uses that (factor A^T in place where A^T serves as well, copy transposed where it does
-// not); see linalg.cpp.
+// not); see solve.cpp.
 #include <gpula/linalg.h>
 
 #include <cstdint>
 
 #include "core/format.h"
+#include "linalg/batch.h"
 
 namespace gpula::detail {
 
-// `count` n x n matrices, contiguous, column-major: element (i, j) of item b is at
-// b * n * n + i + j * n (elements).
-struct SquareBatch {
-  void* data = nullptr;
-  DType dtype = DType::f32;
-  int64_t n = 0;
-  int64_t count = 0;
-};
-
-// `count` items of rows x cols, contiguous, column-major (ld = rows).
-struct DenseBatch {
-  void* data = nullptr;
-  DType dtype = DType::f32;
-  int64_t rows = 0, cols = 0;
-  int64_t count = 0;
-};
-
-// Where and for whom a backend call runs. `op` prefixes messages ("linalg.solve").
-struct LinalgCall {
-  const char* op = "linalg";
-  Stream stream{};
-  const LogSink* logger = nullptr;
-};
-
 // All pointers are on the device the backend runs on; int32 arrays hold `count` (info) or
 // `count * n` (pivots) entries. Info follows LAPACK (0: success, k > 0: failed at order k).
-class LinalgBackend {
+class SolveBackend {
  public:
-  virtual ~LinalgBackend() = default;
+  virtual ~SolveBackend() = default;
 
   // Cholesky in place: a = U^H U (upper) or L L^H; reads and writes only that triangle.
   virtual void potrf(const SquareBatch& a, bool upper, int32_t* info,
@@ -66,7 +41,7 @@ class LinalgBackend {
   // triangle `upper` is read; a is destroyed. info k: singular at order k.
   virtual void sysv(const SquareBatch& a, bool upper, const DenseBatch& b, int32_t* info,
                     const LinalgCall& c) const = 0;
-  // A X = B with iterative refinement: Refine::rbt, the RBT solve (GPU: rbt_solve.h, a is read
+  // A X = B with iterative refinement: Refine::rbt, the RBT solve (GPU: solve_rbt.h, a is read
   // only), or a lower inner precision (GPU: cuSOLVER IRS, a is destroyed); b is read, x written.
   // The CPU computes the plain LU solve for every value (a is destroyed).
   virtual void gesv_refined(const SquareBatch& a, const DenseBatch& b, const DenseBatch& x,
@@ -100,11 +75,11 @@ class LinalgBackend {
 };
 
 namespace cpu {
-const LinalgBackend& linalg_backend();
+const SolveBackend& solve_backend();
 }
 namespace cuda {
 // Throws NotCompiled("cuda") in a build without CUDA.
-const LinalgBackend& linalg_backend();
+const SolveBackend& solve_backend();
 }  // namespace cuda
 
 }  // namespace gpula::detail

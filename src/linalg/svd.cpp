@@ -16,66 +16,17 @@
 
 namespace gpula::linalg {
 
+using detail::colmajor;
 using detail::DenseBatch;
+using detail::Failure;
 using detail::LinalgExec;
 using detail::product;
 using detail::run_linalg;
 using detail::SvdBatch;
 using detail::throw_error;
+using detail::with;
 
 namespace {
-
-const detail::SvdBackend& backend_of(const LinalgExec& x) {
-  return x.exec().is_cuda() ? detail::cuda::svd_backend() : detail::cpu::svd_backend();
-}
-
-Shape with(Shape s, std::initializer_list<int64_t> tail) {
-  s.insert(s.end(), tail);
-  return s;
-}
-
-// batch + (rows, cols) over `count` contiguous column-major items (ld = rows) at base.
-TensorView colmajor(void* base, DType t, const Shape& batch, int64_t rows, int64_t cols,
-                    Device d) {
-  Shape strides = contiguous_strides(batch);
-  for (auto& s : strides) s *= rows * cols;
-  strides.push_back(1);
-  strides.push_back(rows);
-  return TensorView{base, t, with(batch, {rows, cols}), strides, d};
-}
-
-// Sets every (n x n) matrix of the contiguous t (shape batch + (n, n)) to the identity.
-void set_identity(const LinalgExec& x, const Tensor& t, int64_t n) {
-  x.zero(t.view());
-  if (n == 0) return;
-  Tensor one = x.filled({1}, t.dtype(), 1.0);
-  TensorView diag = t.view();
-  diag.shape.pop_back();
-  diag.strides.pop_back();
-  diag.strides.back() = n + 1;
-  const TensorView src{one.data(), t.dtype(), diag.shape, Shape(diag.shape.size(), 0),
-                       one.device()};
-  x.copy(src, diag);
-}
-
-// Raises LinAlgError on the first nonzero info (synchronizing with the device).
-void check_converged(const LinalgExec& x, const Tensor& info) {
-  const int64_t count = info.view().numel();
-  if (count == 0) return;
-  Tensor host = info;
-  if (info.device().is_cuda()) {
-    host = Tensor::empty(info.shape(), DType::i32, Stream{});
-    x.copy(info.view(), host.view());
-  }
-  const auto* p = static_cast<const int32_t*>(host.data());
-  for (int64_t b = 0; b < count; ++b) {
-    if (p[b] == 0) continue;
-    const std::string where = info.shape().empty() ? "" : detail::cat(" (batch index ", b, ")");
-    if (p[b] < 0)
-      throw_error<Error>(x.op(), "internal: the backend rejected argument ", -p[b], where);
-    throw_error<LinAlgError>(x.op(), "the SVD did not converge (info ", p[b], ")", where);
-  }
-}
 
 Svd svd_impl(const char* op, const TensorView& a, bool full, bool compute_uv, SvdMethod method,
              const LinalgOptions& options, Stream stream) {
@@ -99,11 +50,11 @@ Svd svd_impl(const char* op, const TensorView& a, bool full, bool compute_uv, Sv
     if (count == 0 || k == 0) {
       x.zero(info.view());
       if (compute_uv && full && count > 0) {  // NumPy: identity u (n == 0) or vh (m == 0)
-        set_identity(x, u, m);
-        set_identity(x, vh, n);
+        x.set_identity(u);
+        x.set_identity(vh);
       }
     } else {
-      const auto& be = backend_of(x);
+      const auto& be = x.backend(detail::cpu::svd_backend, detail::cuda::svd_backend);
       const bool flip = n < m && be.needs_tall(method, m, n, count);
       const int64_t rows = flip ? m : n, cols = flip ? n : m;
       Tensor wa = x.empty({count * m * n}, t);
@@ -127,7 +78,7 @@ Svd svd_impl(const char* op, const TensorView& a, bool full, bool compute_uv, Sv
         x.copy(colmajor(wu.data(), t, batch, rows, p.ucols(), x.exec()), u.view());
         x.copy(colmajor(wvt.data(), t, batch, p.vrows(), cols, x.exec()), vh.view());
       }
-      if (options.check_info) check_converged(x, info);
+      if (options.check_info) x.check(info, Failure::svd_not_converged);
     }
     r.s = x.result(s);
     if (compute_uv) {
@@ -146,8 +97,7 @@ Svd svd(const TensorView& a, bool full_matrices, bool compute_uv, SvdMethod meth
   return svd_impl("linalg.svd", a, full_matrices, compute_uv, method, options, stream);
 }
 
-Tensor svdvals(const TensorView& a, SvdMethod method, const LinalgOptions& options,
-               Stream stream) {
+Tensor svdvals(const TensorView& a, SvdMethod method, const LinalgOptions& options, Stream stream) {
   return svd_impl("linalg.svdvals", a, false, false, method, options, stream).s;
 }
 

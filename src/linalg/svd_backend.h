@@ -1,8 +1,8 @@
 #pragma once
-// What the SVD front (linalg_svd.cpp) asks of a backend. As in linalg_problem.h, the front does
-// every argument check and layout decision and hands the backend contiguous column-major
-// workspaces on the device where the work runs.
-#include "linalg/solve_backend.h"
+// What the SVD front (svd.cpp: svd, svdvals) asks of a backend, on the batches of batch.h.
+#include <gpula/linalg.h>
+
+#include "linalg/batch.h"
 
 namespace gpula::detail {
 

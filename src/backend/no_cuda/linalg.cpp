@@ -9,7 +9,7 @@
 
 namespace gpula::detail::cuda {
 
-const LinalgBackend& linalg_backend() { throw NotCompiled("cuda"); }
+const SolveBackend& solve_backend() { throw NotCompiled("cuda"); }
 const EigBackend& eig_backend() { throw NotCompiled("cuda"); }
 const EighBackend& eigh_backend() { throw NotCompiled("cuda"); }
 const QrBackend& qr_backend() { throw NotCompiled("cuda"); }

@@ -190,10 +190,7 @@ INSTANTIATE_TEST_SUITE_P(Types, LinalgEigCpuRandom,
                                                               DType::c128),
                                             ::testing::Values(Layout::row, Layout::col,
                                                               Layout::col_padded, Layout::strided)),
-                         [](const auto& info) {
-                           return std::string(name(std::get<0>(info.param))) + "_" +
-                                  core_test::layout_name(std::get<1>(info.param));
-                         });
+                         linalg_test::DTypeLayoutName());
 
 TEST(LinalgEigCpu, RealInputHasComplexPairs) {
   // Random real matrices of even order have complex eigenvalues with probability ~1: check that

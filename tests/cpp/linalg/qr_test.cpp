@@ -119,10 +119,7 @@ INSTANTIATE_TEST_SUITE_P(Types, LinalgQrCpu,
                          ::testing::Combine(::testing::ValuesIn(linalg_test::float_types()),
                                             ::testing::Values(Layout::row, Layout::col,
                                                               Layout::strided)),
-                         [](const auto& info) {
-                           return std::string(name(std::get<0>(info.param))) + "_" +
-                                  core_test::layout_name(std::get<1>(info.param));
-                         });
+                         linalg_test::DTypeLayoutName());
 
 TEST(LinalgQrCpuEdge, LstsqShapes) {
   HostTensor a = random({2, 5, 3}, DType::f64, Layout::row, 1);

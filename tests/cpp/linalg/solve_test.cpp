@@ -286,10 +286,7 @@ INSTANTIATE_TEST_SUITE_P(Types, LinalgCpuRandom,
                                                               DType::c128),
                                             ::testing::Values(Layout::row, Layout::col,
                                                               Layout::padded, Layout::strided)),
-                         [](const auto& info) {
-                           return core_test::str(std::get<0>(info.param)) + "_" +
-                                  core_test::layout_name(std::get<1>(info.param));
-                         });
+                         linalg_test::DTypeLayoutName());
 
 TEST(LinalgCpu, SlogdetPastOverflow) {
   const int64_t n = 120;

@@ -155,10 +155,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(DType::f32, DType::f64, DType::c64, DType::c128),
                        ::testing::Values(Layout::row, Layout::col, Layout::col_padded,
                                          Layout::strided)),
-    [](const auto& info) {
-      return std::string(name(std::get<0>(info.param))) + "_" +
-             core_test::layout_name(std::get<1>(info.param));
-    });
+    linalg_test::DTypeLayoutName());
 
 TEST(LinalgSvdCpu, EveryMethodRunsGesddOnTheCpu) {
   HostTensor a = make_host({3, 9, 6}, DType::c128);

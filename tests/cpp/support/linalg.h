@@ -2,11 +2,13 @@
 // Helpers of the linalg tests (CPU and CUDA): random matrices of a kind, element access with
 // numpy broadcasting, and float64/complex128 reference checks (residuals, reconstructions).
 #include <gpula/linalg.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <complex>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "support/common.h"
@@ -21,6 +23,15 @@ using gpula::Shape;
 using gpula::TensorView;
 
 enum class Kind { general, spd, symmetric };
+
+// Test names "f32_row" for (dtype, layout) parameters.
+struct DTypeLayoutName {
+  template <class P>
+  std::string operator()(const ::testing::TestParamInfo<P>& info) const {
+    return std::string(gpula::name(std::get<0>(info.param))) + "_" +
+           core_test::layout_name(std::get<1>(info.param));
+  }
+};
 
 inline Shape with(Shape s, std::initializer_list<int64_t> tail) {
   s.insert(s.end(), tail);

@@ -22,6 +22,12 @@ inline void cuda_ok(cudaError_t e, const char* what) {
 }
 #define CUDA_OK(call) ::linalg_cuda_test::cuda_ok((call), #call)
 
+// A batch of square matrices of order n, as the size lists of the CUDA tests name them.
+struct Size {
+  gpula::Shape batch;
+  int64_t n;
+};
+
 inline bool under_sanitizer() { return std::getenv("GPULA_TEST_SANITIZER") != nullptr; }
 
 // A device copy of h's whole storage, viewed with h's strides.

@@ -1,42 +1,22 @@
 #pragma once
-// Helpers shared by the CPU LAPACK backends (linalg.cpp, linalg_eigh.cpp, linalg_qr.cpp): the
-// real type of an element type, dispatch on DType, batch item addressing and the per-thread
-// batching rule.
+// Helpers shared by the CPU LAPACK backends (solve.cpp, qr.cpp, eigh.cpp, eig.cpp, svd.cpp):
+// batch item addressing, the per-thread batching rule, LAPACK workspace sizes and info < 0, finite
+// checks. DType dispatch: core/dtype_dispatch.h.
+#include <gpula/error.h>
+
+#include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 
 #include "backend/cpu/base/lapack.h"
-#include "linalg/solve_backend.h"
+#include "core/dtype_dispatch.h"
+#include "core/format.h"
+#include "linalg/batch.h"
 
 namespace gpula::detail::cpu {
 
 constexpr int64_t kSmallN = 64;  // matrices up to this order run one per thread
-
-template <class T>
-struct real_of {
-  using type = T;
-};
-template <class T>
-struct real_of<std::complex<T>> {
-  using type = T;
-};
-template <class T>
-using real_t = typename real_of<T>::type;
-
-// Calls f(T{}) with the element type of t (the front admits only these four).
-template <class F>
-void visit(DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::f64:
-      return f(double{});
-    case DType::c64:
-      return f(std::complex<float>{});
-    default:
-      return f(std::complex<double>{});
-  }
-}
 
 template <class T>
 T* item(const SquareBatch& a, int64_t b) {
@@ -52,6 +32,34 @@ inline bool parallel(int64_t count, int64_t n) { return count > 1 && n <= kSmall
 
 inline lapack::Int to_int(int64_t v, const LinalgCall& c, const char* what) {
   return blas::to_int(v, c.op, what);
+}
+
+// The lwork a LAPACK workspace query (lwork = -1) wrote into its first work element.
+template <class T>
+lapack::Int work_size(const T& query) {
+  return std::max<lapack::Int>(1, static_cast<lapack::Int>(std::real(query)));
+}
+
+// LAPACK's info < 0 is an argument this backend passed wrong: an internal error.
+inline void check_lapack(const LinalgCall& c, const char* routine, int64_t info) {
+  if (info < 0)
+    throw_error<Error>(c.op, "LAPACK ", routine, " rejected argument ", -info, " (internal error)");
+}
+inline void check_lapack(const LinalgCall& c, const char* routine, const int32_t* info,
+                         int64_t count) {
+  for (int64_t b = 0; b < count; ++b) check_lapack(c, routine, info[b]);
+}
+
+// Whether x (real or complex) is finite; whether the `count` elements at p all are.
+template <class T>
+bool finite(const T& x) {
+  return std::isfinite(std::real(x)) && std::isfinite(std::imag(x));
+}
+template <class T>
+bool all_finite(const T* p, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!finite(p[i])) return false;
+  return true;
 }
 
 }  // namespace gpula::detail::cpu

@@ -38,7 +38,8 @@ inline Int geev_real(char jobvr, Int n, float* a, Int lda, float* wr, float* wi,
   const char jobvl = 'N';
   const Int ldvl = 1;
   Int info = 0;
-  scipy_sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
+  scipy_sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info,
+               1, 1);
   return info;
 }
 inline Int geev_real(char jobvr, Int n, double* a, Int lda, double* wr, double* wi, double* vr,
@@ -46,7 +47,8 @@ inline Int geev_real(char jobvr, Int n, double* a, Int lda, double* wr, double* 
   const char jobvl = 'N';
   const Int ldvl = 1;
   Int info = 0;
-  scipy_dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info, 1, 1);
+  scipy_dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &ldvl, vr, &ldvr, work, &lwork, &info,
+               1, 1);
   return info;
 }
 inline Int geev_complex(char jobvr, Int n, c32* a, Int lda, c32* w, c32* vr, Int ldvr, c32* work,
@@ -54,8 +56,8 @@ inline Int geev_complex(char jobvr, Int n, c32* a, Int lda, c32* w, c32* vr, Int
   const char jobvl = 'N';
   const Int ldvl = 1;
   Int info = 0;
-  scipy_cgeev_(&jobvl, &jobvr, &n, a, &lda, w, nullptr, &ldvl, vr, &ldvr, work, &lwork, rwork, &info, 1,
-         1);
+  scipy_cgeev_(&jobvl, &jobvr, &n, a, &lda, w, nullptr, &ldvl, vr, &ldvr, work, &lwork, rwork,
+               &info, 1, 1);
   return info;
 }
 inline Int geev_complex(char jobvr, Int n, c64* a, Int lda, c64* w, c64* vr, Int ldvr, c64* work,
@@ -63,30 +65,14 @@ inline Int geev_complex(char jobvr, Int n, c64* a, Int lda, c64* w, c64* vr, Int
   const char jobvl = 'N';
   const Int ldvl = 1;
   Int info = 0;
-  scipy_zgeev_(&jobvl, &jobvr, &n, a, &lda, w, nullptr, &ldvl, vr, &ldvr, work, &lwork, rwork, &info, 1,
-         1);
+  scipy_zgeev_(&jobvl, &jobvr, &n, a, &lda, w, nullptr, &ldvl, vr, &ldvr, work, &lwork, rwork,
+               &info, 1, 1);
   return info;
 }
 
 }  // namespace lapack
 
 namespace {
-
-template <class T>
-bool finite(const T& x) {
-  if constexpr (std::is_same_v<T, real_t<T>>) {
-    return std::isfinite(x);
-  } else {
-    return std::isfinite(x.real()) && std::isfinite(x.imag());
-  }
-}
-
-template <class T>
-bool all_finite(const T* m, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    if (!finite(m[i])) return false;
-  return true;
-}
 
 // Complex column j of the real packed eigenvectors vr (column-major, order n) given the
 // imaginary parts wi: a column whose eigenvalue has wi > 0 pairs with the next one (real and
@@ -112,7 +98,7 @@ class CpuEig final : public EigBackend {
     const bool vectors = v != nullptr;
     const char jobvr = vectors ? 'V' : 'N';
     const lapack::Int ldvr = vectors ? n : 1;
-    visit(a.dtype, [&](auto t) {
+    visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
       using R = real_t<T>;
       using C = std::complex<R>;
@@ -130,8 +116,7 @@ class CpuEig final : public EigBackend {
       } else {
         lapack::geev_complex(jobvr, n, base, n, &tdummy, &tdummy, ldvr, &qwork, -1, &rdummy);
       }
-      const lapack::Int lwork =
-          std::max<lapack::Int>(1, static_cast<lapack::Int>(std::real(qwork)));
+      const lapack::Int lwork = work_size(qwork);
       const bool par = parallel(a.count, a.n);
       const int lanes = par ? omp_get_max_threads() : 1;
       std::vector<T> work(static_cast<std::size_t>(lwork) * lanes);
@@ -170,9 +155,7 @@ class CpuEig final : public EigBackend {
         }
       }
     });
-    for (int64_t b = 0; b < a.count; ++b)
-      if (info[b] < 0)
-        throw_error<Error>(c.op, "LAPACK geev rejected argument ", -info[b], " (internal error)");
+    check_lapack(c, "geev", info, a.count);
   }
 };
 

@@ -47,28 +47,21 @@ inline Int heevd(char jobz, char uplo, Int n, double* a, Int lda, double* w, dou
 inline Int heevd(char jobz, char uplo, Int n, c32* a, Int lda, float* w, c32* work, Int lwork,
                  float* rwork, Int lrwork, Int* iwork, Int liwork) {
   Int info = 0;
-  scipy_cheevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1, 1);
+  scipy_cheevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info,
+                1, 1);
   return info;
 }
 inline Int heevd(char jobz, char uplo, Int n, c64* a, Int lda, double* w, c64* work, Int lwork,
                  double* rwork, Int lrwork, Int* iwork, Int liwork) {
   Int info = 0;
-  scipy_zheevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info, 1, 1);
+  scipy_zheevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, &lrwork, iwork, &liwork, &info,
+                1, 1);
   return info;
 }
 
 }  // namespace lapack
 
 namespace {
-
-template <class T>
-bool finite(const T& x) {
-  if constexpr (std::is_same_v<T, real_t<T>>) {
-    return std::isfinite(x);
-  } else {
-    return std::isfinite(x.real()) && std::isfinite(x.imag());
-  }
-}
 
 // Whether the triangle `upper` (column-major, order n) of m is all finite.
 template <class T>
@@ -87,7 +80,7 @@ class CpuEigh final : public EighBackend {
              const LinalgCall& c) const override {
     const lapack::Int n = blas::to_int(a.n, c.op, "n");
     const char jobz = vectors ? 'V' : 'N', uplo = upper ? 'U' : 'L';
-    visit(a.dtype, [&](auto t) {
+    visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
       using R = real_t<T>;
       T* base = static_cast<T*>(a.data);
@@ -97,7 +90,7 @@ class CpuEigh final : public EighBackend {
       R qrwork{};
       lapack::Int qiwork = 0;
       lapack::heevd(jobz, uplo, n, base, n, wb, &qwork, -1, &qrwork, -1, &qiwork, -1);
-      const lapack::Int lwork = std::max<lapack::Int>(1, static_cast<lapack::Int>(std::real(qwork)));
+      const lapack::Int lwork = work_size(qwork);
       const lapack::Int lrwork = std::max<lapack::Int>(1, static_cast<lapack::Int>(qrwork));
       const lapack::Int liwork = std::max<lapack::Int>(1, qiwork);
       const bool par = parallel(a.count, a.n);
@@ -123,10 +116,7 @@ class CpuEigh final : public EighBackend {
             iwork.data() + static_cast<std::size_t>(liwork) * lane, liwork));
       }
     });
-    for (int64_t b = 0; b < a.count; ++b)
-      if (info[b] < 0)
-        throw_error<Error>(c.op, "LAPACK syevd/heevd rejected argument ", -info[b],
-                           " (internal error)");
+    check_lapack(c, "syevd/heevd", info, a.count);
   }
 };
 

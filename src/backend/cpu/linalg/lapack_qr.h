@@ -86,13 +86,15 @@ inline Int gelsd(Int m, Int n, Int nrhs, double* a, Int lda, double* b, Int ldb,
 inline Int gelsd(Int m, Int n, Int nrhs, c32* a, Int lda, c32* b, Int ldb, float* s, float rcond,
                  Int* rank, c32* work, Int lwork, float* rwork, Int* iwork) {
   Int info = 0;
-  scipy_cgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, rwork, iwork, &info);
+  scipy_cgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, rwork, iwork,
+                &info);
   return info;
 }
 inline Int gelsd(Int m, Int n, Int nrhs, c64* a, Int lda, c64* b, Int ldb, double* s, double rcond,
                  Int* rank, c64* work, Int lwork, double* rwork, Int* iwork) {
   Int info = 0;
-  scipy_zgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, rwork, iwork, &info);
+  scipy_zgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, rank, work, &lwork, rwork, iwork,
+                &info);
   return info;
 }
 

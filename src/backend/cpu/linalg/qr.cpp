@@ -5,30 +5,13 @@
 #include <complex>
 #include <vector>
 
-#include "backend/cpu/linalg/lapack_qr.h"
 #include "backend/cpu/linalg/common.h"
+#include "backend/cpu/linalg/lapack_qr.h"
 #include "core/format.h"
 #include "linalg/qr_backend.h"
 
 namespace gpula::detail::cpu {
 namespace {
-
-template <class T>
-lapack::Int size_from(const T& query) {
-  return std::max<lapack::Int>(1, static_cast<lapack::Int>(std::real(query)));
-}
-
-template <class T>
-bool all_finite(const T* p, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    if (!std::isfinite(std::real(p[i])) || !std::isfinite(std::imag(p[i]))) return false;
-  return true;
-}
-
-void check(const LinalgCall& c, const char* routine, lapack::Int info) {
-  if (info < 0)
-    throw_error<Error>(c.op, "LAPACK ", routine, " rejected argument ", -info, " (internal error)");
-}
 
 class CpuQr final : public QrBackend {
  public:
@@ -36,15 +19,16 @@ class CpuQr final : public QrBackend {
     const lapack::Int m = to_int(a.rows, c, "m"), n = to_int(a.cols, c, "n");
     const int64_t k = std::min(a.rows, a.cols);
     if (a.count == 0 || k == 0) return;
-    visit(a.dtype, [&](auto t) {
+    visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
       T* tp = static_cast<T*>(tau);
       T query{};
-      check(c, "geqrf", lapack::geqrf(m, n, item<T>(a, 0), m, tp, &query, -1));
-      const lapack::Int lwork = size_from(query);
+      check_lapack(c, "geqrf", lapack::geqrf(m, n, item<T>(a, 0), m, tp, &query, -1));
+      const lapack::Int lwork = work_size(query);
       std::vector<T> work(lwork);
       for (int64_t b = 0; b < a.count; ++b)
-        check(c, "geqrf", lapack::geqrf(m, n, item<T>(a, b), m, tp + b * k, work.data(), lwork));
+        check_lapack(c, "geqrf",
+                     lapack::geqrf(m, n, item<T>(a, b), m, tp + b * k, work.data(), lwork));
     });
   }
 
@@ -52,16 +36,16 @@ class CpuQr final : public QrBackend {
     const lapack::Int m = to_int(q.rows, c, "m"), n = to_int(q.cols, c, "columns of q"),
                       ki = to_int(k, c, "k");
     if (q.count == 0 || n == 0) return;
-    visit(q.dtype, [&](auto t) {
+    visit_float(q.dtype, [&](auto t) {
       using T = decltype(t);
       const T* tp = static_cast<const T*>(tau);
       T query{};
-      check(c, "orgqr", lapack::orgqr(m, n, ki, item<T>(q, 0), m, tp, &query, -1));
-      const lapack::Int lwork = size_from(query);
+      check_lapack(c, "orgqr", lapack::orgqr(m, n, ki, item<T>(q, 0), m, tp, &query, -1));
+      const lapack::Int lwork = work_size(query);
       std::vector<T> work(lwork);
       for (int64_t b = 0; b < q.count; ++b)
-        check(c, "orgqr",
-              lapack::orgqr(m, n, ki, item<T>(q, b), m, tp + b * k, work.data(), lwork));
+        check_lapack(c, "orgqr",
+                     lapack::orgqr(m, n, ki, item<T>(q, b), m, tp + b * k, work.data(), lwork));
     });
   }
 
@@ -71,7 +55,7 @@ class CpuQr final : public QrBackend {
                       nrhs = to_int(b.cols, c, "right-hand sides"), ldb = to_int(b.rows, c, "ldb");
     if (a.count == 0 || m == 0 || n == 0) return;
     const int64_t k = std::min(a.rows, a.cols);
-    visit(a.dtype, [&](auto t) {
+    visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
       using R = real_t<T>;
       // gelsd does not return on an Inf in a (its SVD iterates for ever) and rejects a NaN
@@ -87,10 +71,10 @@ class CpuQr final : public QrBackend {
       lapack::Int rk = 0, iquery = 0;
       T query{};
       R rquery{};
-      check(c, "gelsd",
-            lapack::gelsd(m, n, nrhs, item<T>(a, 0), m, item<T>(b, 0), ldb, sp, rc, &rk, &query, -1,
-                          &rquery, &iquery));
-      const lapack::Int lwork = size_from(query);
+      check_lapack(c, "gelsd",
+                   lapack::gelsd(m, n, nrhs, item<T>(a, 0), m, item<T>(b, 0), ldb, sp, rc, &rk,
+                                 &query, -1, &rquery, &iquery));
+      const lapack::Int lwork = work_size(query);
       std::vector<T> work(lwork);
       std::vector<R> rwork(std::max<lapack::Int>(1, static_cast<lapack::Int>(rquery)));
       std::vector<lapack::Int> iwork(std::max<lapack::Int>(1, iquery));
@@ -98,7 +82,7 @@ class CpuQr final : public QrBackend {
         const lapack::Int info =
             lapack::gelsd(m, n, nrhs, item<T>(a, i), m, item<T>(b, i), ldb, sp + i * k, rc, &rk,
                           work.data(), lwork, rwork.data(), iwork.data());
-        check(c, "gelsd", info);
+        check_lapack(c, "gelsd", info);
         if (info > 0)
           throw LinAlgError(cat("[", c.op, "] the SVD did not converge",
                                 a.count > 1 ? cat(" (batch index ", i, ")") : std::string()));

@@ -13,16 +13,11 @@
 
 #include "backend/cpu/base/lapack.h"
 #include "backend/cpu/linalg/common.h"
-#include "backend/cpu/base/scalar_traits.h"
 #include "core/format.h"
 #include "linalg/solve_backend.h"
 
 namespace gpula::detail::cpu {
 namespace {
-
-[[noreturn]] void internal(const LinalgCall& c, const char* routine, int64_t info) {
-  throw_error<Error>(c.op, "LAPACK ", routine, " rejected argument ", -info, " (internal error)");
-}
 
 // det, or sign and log|det|, of one matrix from its LU factorization. Products are kept as a
 // mantissa and a binary exponent, so that neither overflows before the end.
@@ -78,25 +73,24 @@ void det_from_lu(const T* lu, int64_t n, const lapack::Int* ipiv, bool singular,
   }
 }
 
-class CpuLinalg final : public LinalgBackend {
+class CpuSolve final : public SolveBackend {
  public:
   void potrf(const SquareBatch& a, bool upper, int32_t* info, const LinalgCall& c) const override {
     const lapack::Int n = to_int(a.n, c, "n");
-    visit(a.dtype, [&](auto t) {
+    visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
 #pragma omp parallel for schedule(static) if (parallel(a.count, a.n))
       for (int64_t b = 0; b < a.count; ++b)
         info[b] = lapack::potrf(upper ? 'U' : 'L', n, item<T>(a, b), n);
     });
-    for (int64_t b = 0; b < a.count; ++b)
-      if (info[b] < 0) internal(c, "potrf", info[b]);
+    check_lapack(c, "potrf", info, a.count);
   }
 
   void potrs_right(const SquareBatch& f, bool upper, const DenseBatch& y,
                    const LinalgCall& c) const override {
     const lapack::Int n = to_int(f.n, c, "n"), m = to_int(y.rows, c, "rows of b");
     if (m == 0) return;
-    visit(f.dtype, [&](auto t) {
+    visit_float(f.dtype, [&](auto t) {
       using T = decltype(t);
       // Y F^H F = B (upper) or Y F F^H = B (lower): peel off the rightmost factor first.
       const CBLAS_UPLO uplo = upper ? CblasUpper : CblasLower;
@@ -115,14 +109,13 @@ class CpuLinalg final : public LinalgBackend {
   void getrf(const SquareBatch& a, int32_t* ipiv, int32_t* info,
              const LinalgCall& c) const override {
     const lapack::Int n = to_int(a.n, c, "n");
-    visit(a.dtype, [&](auto t) {
+    visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
 #pragma omp parallel for schedule(static) if (parallel(a.count, a.n))
       for (int64_t b = 0; b < a.count; ++b)
         info[b] = lapack::getrf(n, item<T>(a, b), n, ipiv + b * a.n);
     });
-    for (int64_t b = 0; b < a.count; ++b)
-      if (info[b] < 0) internal(c, "getrf", info[b]);
+    check_lapack(c, "getrf", info, a.count);
   }
 
   void getrs(const SquareBatch& lu, const int32_t* ipiv, bool transpose, const DenseBatch& x,
@@ -130,36 +123,34 @@ class CpuLinalg final : public LinalgBackend {
     const lapack::Int n = to_int(lu.n, c, "n"), k = to_int(x.cols, c, "columns of b");
     if (k == 0) return;
     std::vector<lapack::Int> bad(x.count, 0);
-    visit(lu.dtype, [&](auto t) {
+    visit_float(lu.dtype, [&](auto t) {
       using T = decltype(t);
 #pragma omp parallel for schedule(static) if (parallel(x.count, lu.n))
       for (int64_t b = 0; b < x.count; ++b)
         bad[b] = lapack::getrs(transpose ? 'T' : 'N', n, k, item<T>(lu, b), n, ipiv + b * lu.n,
                                item<T>(x, b), n);
     });
-    for (lapack::Int v : bad)
-      if (v < 0) internal(c, "getrs", v);
+    for (lapack::Int v : bad) check_lapack(c, "getrs", v);
   }
 
   void sysv(const SquareBatch& a, bool upper, const DenseBatch& x, int32_t* info,
             const LinalgCall& c) const override {
     const lapack::Int n = to_int(a.n, c, "n"), k = to_int(x.cols, c, "columns of b");
     const char uplo = upper ? 'U' : 'L';
-    visit(a.dtype, [&](auto t) {
+    visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
       T query{};
       std::vector<lapack::Int> ipiv(a.n);
       lapack::sytrf(uplo, n, item<T>(a, 0), n, ipiv.data(), &query, -1);
-      const lapack::Int lwork =
-          std::max<lapack::Int>(1, static_cast<lapack::Int>(std::real(query)));
+      const lapack::Int lwork = work_size(query);
       std::vector<T> work(lwork);
       for (int64_t b = 0; b < a.count; ++b) {
         info[b] = lapack::sytrf(uplo, n, item<T>(a, b), n, ipiv.data(), work.data(), lwork);
-        if (info[b] < 0) internal(c, "sytrf", info[b]);
+        check_lapack(c, "sytrf", info[b]);
         if (info[b] > 0 || k == 0) continue;
         const lapack::Int st =
             lapack::sytrs(uplo, n, k, item<T>(a, b), n, ipiv.data(), item<T>(x, b), n);
-        if (st < 0) internal(c, "sytrs", st);
+        check_lapack(c, "sytrs", st);
       }
     });
   }
@@ -179,12 +170,11 @@ class CpuLinalg final : public LinalgBackend {
     const lapack::Int n = to_int(a.n, c, "n");
     std::vector<int32_t> ipiv(a.n * a.count);
     getrf(a, ipiv.data(), info, c);
-    visit(a.dtype, [&](auto t) {
+    visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
       T query{};
       lapack::getri(n, item<T>(a, 0), n, ipiv.data(), &query, -1);
-      const lapack::Int lwork =
-          std::max<lapack::Int>(1, static_cast<lapack::Int>(std::real(query)));
+      const lapack::Int lwork = work_size(query);
       const bool par = parallel(a.count, a.n);
       const int lanes = par ? omp_get_max_threads() : 1;
       std::vector<T> work(static_cast<std::size_t>(lwork) * lanes);
@@ -201,7 +191,7 @@ class CpuLinalg final : public LinalgBackend {
            const LinalgCall& c) const override {
     std::vector<int32_t> ipiv(a.n * a.count), info(a.count);
     getrf(a, ipiv.data(), info.data(), c);
-    visit(a.dtype, [&](auto t) {
+    visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
       using R = real_t<T>;
       for (int64_t b = 0; b < a.count; ++b)
@@ -243,8 +233,8 @@ class CpuLinalg final : public LinalgBackend {
 
 }  // namespace
 
-const LinalgBackend& linalg_backend() {
-  static const CpuLinalg backend;
+const SolveBackend& solve_backend() {
+  static const CpuSolve backend;
   return backend;
 }
 

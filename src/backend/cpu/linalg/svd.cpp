@@ -33,8 +33,8 @@ void scipy_zgesdd_(const char* jobz, const Int* m, const Int* n, c64* a, const I
 // ---- gesdd: SVD by divide and conquer; jobz 'A' (full U, VT), 'S' (economy), 'N' (values
 // only). lwork = -1 queries the workspace size into work[0]. rwork: complex types only; iwork
 // holds 8 min(m, n) entries.
-inline Int gesdd(char jobz, Int m, Int n, float* a, Int lda, float* s, float* u, Int ldu,
-                 float* vt, Int ldvt, float* work, Int lwork, float*, Int* iwork) {
+inline Int gesdd(char jobz, Int m, Int n, float* a, Int lda, float* s, float* u, Int ldu, float* vt,
+                 Int ldvt, float* work, Int lwork, float*, Int* iwork) {
   Int info = 0;
   scipy_sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info, 1);
   return info;
@@ -48,31 +48,21 @@ inline Int gesdd(char jobz, Int m, Int n, double* a, Int lda, double* s, double*
 inline Int gesdd(char jobz, Int m, Int n, c32* a, Int lda, float* s, c32* u, Int ldu, c32* vt,
                  Int ldvt, c32* work, Int lwork, float* rwork, Int* iwork) {
   Int info = 0;
-  scipy_cgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info, 1);
+  scipy_cgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info,
+                1);
   return info;
 }
 inline Int gesdd(char jobz, Int m, Int n, c64* a, Int lda, double* s, c64* u, Int ldu, c64* vt,
                  Int ldvt, c64* work, Int lwork, double* rwork, Int* iwork) {
   Int info = 0;
-  scipy_zgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info, 1);
+  scipy_zgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, &info,
+                1);
   return info;
 }
 
 }  // namespace lapack
 
 namespace {
-
-template <class T>
-bool all_finite(const T* m, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (std::is_same_v<T, real_t<T>>) {
-      if (!std::isfinite(m[i])) return false;
-    } else {
-      if (!std::isfinite(m[i].real()) || !std::isfinite(m[i].imag())) return false;
-    }
-  }
-  return true;
-}
 
 // LAPACK's minimum rwork of ?gesdd for complex types (jobz 'N', else 'S'/'A').
 int64_t rwork_size(bool vectors, int64_t m, int64_t n) {
@@ -94,7 +84,7 @@ class CpuSvd final : public SvdBackend {
     const int64_t ucols = p.ucols(), vrows = p.vrows();
     const lapack::Int ldu = std::max<lapack::Int>(1, m);
     const lapack::Int ldvt = std::max<lapack::Int>(1, to_int(vectors ? vrows : 1, c, "ldvt"));
-    visit(p.a.dtype, [&](auto t) {
+    visit_float(p.a.dtype, [&](auto t) {
       using T = decltype(t);
       using R = real_t<T>;
       T* base = static_cast<T*>(p.a.data);
@@ -108,7 +98,7 @@ class CpuSvd final : public SvdBackend {
       T du{}, dv{};
       lapack::gesdd(jobz, m, n, base, m, sb, vectors ? ub : &du, ldu, vectors ? vb : &dv, ldvt,
                     &qwork, -1, &qrwork, qiwork.data());
-      const lapack::Int lwork = std::max<lapack::Int>(1, static_cast<lapack::Int>(std::real(qwork)));
+      const lapack::Int lwork = work_size(qwork);
       const int64_t lrwork = std::max<int64_t>(1, rwork_size(vectors, rows, cols));
       const int64_t liwork = 8 * k;
       const bool par = parallel(p.a.count, std::max(rows, cols));
@@ -143,9 +133,7 @@ class CpuSvd final : public SvdBackend {
             iwork.data() + static_cast<std::size_t>(liwork) * lane));
       }
     });
-    for (int64_t b = 0; b < p.a.count; ++b)
-      if (info[b] < 0)
-        throw_error<Error>(c.op, "LAPACK gesdd rejected argument ", -info[b], " (internal error)");
+    check_lapack(c, "gesdd", info, p.a.count);
   }
 };
 

@@ -2,10 +2,9 @@
 // DType -> CUDA library types, written once: cudaDataType for cuBLAS(Lt), cuSOLVER, cuSPARSE,
 // cuDSS and the Mp libraries, and the cuComplex element types of typed calls.
 #include <cuComplex.h>
-#include <library_types.h>
-
 #include <gpula/dtype.h>
 #include <gpula/error.h>
+#include <library_types.h>
 
 #include "core/format.h"
 
@@ -55,5 +54,21 @@ decltype(auto) visit_solver_type(DType t, F&& f) {
       return f(cuDoubleComplex{});
   }
 }
+
+// The real type of a solver element type: float for cuComplex, double for cuDoubleComplex.
+template <class T>
+struct solver_real {
+  using type = T;
+};
+template <>
+struct solver_real<cuComplex> {
+  using type = float;
+};
+template <>
+struct solver_real<cuDoubleComplex> {
+  using type = double;
+};
+template <class T>
+using solver_real_t = typename solver_real<T>::type;
 
 }  // namespace gpula::detail::cuda

@@ -1,5 +1,5 @@
 #pragma once
-// Kernels of the randomized butterfly transformation (RBT) solve (rbt_solve.cpp): depth-2
+// Kernels of the randomized butterfly transformation (RBT) solve (solve_rbt.cpp): depth-2
 // recursive butterflies U and V of order N (a multiple of 4), applied as U^T A V, U^T b and V y,
 // and the norms of the refinement's stopping test. Matrices are column-major.
 //

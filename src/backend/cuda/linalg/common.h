@@ -1,6 +1,7 @@
 #pragma once
-// Helpers shared by the cuSOLVER backends (cusolver.cpp, cusolver_eigh.cpp, cusolver_qr.cpp):
-// CUDA data types, the raw stream, range checks, debug notes and workspaces.
+// Helpers shared by the cuSOLVER backends (solve.cpp, qr.cpp, eigh.cpp, eig.cpp, svd.cpp): the
+// kernels' element type, the raw stream, range checks, debug notes and workspaces. The CUDA type
+// map is backend/cuda/base/types.h.
 #include <gpula/log.h>
 
 #include <algorithm>
@@ -12,24 +13,12 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
+#include "backend/cuda/base/types.h"
 #include "backend/cuda/kernels/linalg.h"
 #include "core/format.h"
-#include "linalg/solve_backend.h"
+#include "linalg/batch.h"
 
 namespace gpula::detail::cuda {
-
-inline cudaDataType_t data_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return CUDA_R_32F;
-    case DType::f64:
-      return CUDA_R_64F;
-    case DType::c64:
-      return CUDA_C_32F;
-    default:
-      return CUDA_C_64F;
-  }
-}
 
 // The element type of gpula's small linalg kernels (kernels/*.h) for a solver dtype.
 inline ElemType elem_type(DType t) {
@@ -43,6 +32,11 @@ inline ElemType elem_type(DType t) {
     default:
       return ElemType::c128;
   }
+}
+
+// cuBLAS/cuSOLVER's name for the triangle `upper` (else lower).
+inline cublasFillMode_t fill(bool upper) {
+  return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
 }
 
 inline cudaStream_t raw(const LinalgCall& c) { return static_cast<cudaStream_t>(c.stream.handle); }

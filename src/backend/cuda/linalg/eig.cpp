@@ -10,8 +10,8 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
-#include "backend/cuda/linalg/common.h"
 #include "backend/cuda/kernels/eig.h"
+#include "backend/cuda/linalg/common.h"
 #include "core/format.h"
 #include "linalg/eig_backend.h"
 

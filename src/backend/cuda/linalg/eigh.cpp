@@ -24,10 +24,6 @@ int to_int(int64_t v, const LinalgCall& c, const char* what) {
   return checked_int(v, c, what, "cusolverDn<t>syevjBatched");
 }
 
-cublasFillMode_t fill(bool upper) {
-  return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-}
-
 // syevjInfo_t, destroyed on every path.
 struct SyevjInfo {
   syevjInfo_t p = nullptr;
@@ -135,8 +131,8 @@ class CudaEigh final : public EighBackend {
         const int lwork =
             syevj_batched_size(h, a.dtype, jobz, fill(upper), n, a.data, w, p.p, count, c.op);
         Tensor ws = scratch(static_cast<int64_t>(lwork) * es, c);
-        syevj_batched(h, a.dtype, jobz, fill(upper), n, a.data, w, ws.data(), lwork, info, p.p, count,
-                      c.op);
+        syevj_batched(h, a.dtype, jobz, fill(upper), n, a.data, w, ws.data(), lwork, info, p.p,
+                      count, c.op);
         return;
       }
     }

@@ -12,6 +12,7 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
+#include "backend/cuda/base/types.h"
 #include "backend/cuda/linalg/common.h"
 #include "backend/cuda/linalg/solver_calls.h"
 #include "core/format.h"
@@ -47,20 +48,6 @@ cublasStatus_t adjoint(cublasHandle_t h, int rows, int cols, const double* a, in
 cublasStatus_t adjoint(cublasHandle_t h, int rows, int cols, const cuComplex* a, int lda, cuComplex* c, int ldc) { const cuComplex one = make_cuComplex(1.0f, 0.0f), zero = make_cuComplex(0.0f, 0.0f); return cublasCgeam(h, CUBLAS_OP_C, CUBLAS_OP_N, rows, cols, &one, a, lda, &zero, c, ldc, c, ldc); }
 cublasStatus_t adjoint(cublasHandle_t h, int rows, int cols, const cuDoubleComplex* a, int lda, cuDoubleComplex* c, int ldc) { const cuDoubleComplex one = make_cuDoubleComplex(1.0, 0.0), zero = make_cuDoubleComplex(0.0, 0.0); return cublasZgeam(h, CUBLAS_OP_C, CUBLAS_OP_N, rows, cols, &one, a, lda, &zero, c, ldc, c, ldc); }
 // clang-format on
-
-template <class F>
-void visit(DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::f64:
-      return f(double{});
-    case DType::c64:
-      return f(cuComplex{});
-    default:
-      return f(cuDoubleComplex{});
-  }
-}
 
 int to_int(int64_t v, const LinalgCall& c, const char* what) {
   return checked_int(v, c, what, "cusolverDn<t>orgqr/ormqr");
@@ -108,7 +95,7 @@ class CudaQr final : public QrBackend {
     const int m = to_int(q.rows, c, "m"), n = to_int(q.cols, c, "n"), ki = to_int(k, c, "k");
     Tensor info = scratch(4, c);
     auto* pi = static_cast<int*>(info.data());
-    visit(q.dtype, [&](auto t) {
+    visit_solver_type(q.dtype, [&](auto t) {
       using T = decltype(t);
       const T* tp = static_cast<const T*>(tau);
       int lw = 0;
@@ -120,7 +107,7 @@ class CudaQr final : public QrBackend {
     });
   }
 
-  // QR assumes full rank: no rcond, singular values or rank (see linalg_qr_problem.h).
+  // QR assumes full rank: no rcond, singular values or rank (see qr_backend.h).
   void lstsq(const DenseBatch& a, const DenseBatch& b, double /*rcond*/, void* /*s*/,
              int32_t* /*rank*/, const LinalgCall& c) const override {
     const int64_t m = a.rows, n = a.cols, nrhs = b.cols, ldb = b.rows;
@@ -147,7 +134,7 @@ class CudaQr final : public QrBackend {
     cusolverDnHandle_t hs = ctx.cusolver(raw(c));
     cublasHandle_t hb = ctx.cublas(raw(c));
     const cublasOperation_t adj_op = is_complex(dt) ? CUBLAS_OP_C : CUBLAS_OP_T;
-    visit(dt, [&](auto t) {
+    visit_solver_type(dt, [&](auto t) {
       using T = decltype(t);
       if (!tall)
         for (int64_t i = 0; i < a.count; ++i)

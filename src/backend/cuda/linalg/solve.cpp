@@ -14,9 +14,9 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
-#include "backend/cuda/linalg/common.h"
 #include "backend/cuda/kernels/batched_small.h"
 #include "backend/cuda/kernels/linalg.h"
+#include "backend/cuda/linalg/common.h"
 #include "backend/cuda/linalg/solve_rbt.h"
 #include "backend/cuda/linalg/solver_calls.h"
 #include "core/format.h"
@@ -27,7 +27,7 @@ namespace {
 
 // Batches of matrices up to this order go to the batched APIs; larger ones loop over X API calls.
 constexpr int64_t kBatchedMaxN = 128;
-// refine=automatic solves of this order and up take the RBT solve (rbt_solve.h): faster than
+// refine=automatic solves of this order and up take the RBT solve (solve_rbt.h): faster than
 // pivoted LU from there on the H200 (float64, 16 right-hand sides: n = 512 1.17 vs 1.61 ms,
 // n = 8192 16.6 vs 45.1 ms); smaller orders were not measured.
 constexpr int64_t kRbtMinN = 512;
@@ -63,10 +63,6 @@ void** ptrs(const Tensor& t) { return static_cast<void**>(t.data()); }
 bool batched(int64_t count, int64_t n) { return count > 1 && n <= kBatchedMaxN; }
 // Batches that gpula's own kernels take (kernels/batched_small.h).
 bool small_batched(int64_t count, int64_t n) { return count > 1 && n <= kSmallBatchedMaxN; }
-
-cublasFillMode_t fill(bool upper) {
-  return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-}
 
 // cuSOLVER IRS objects, destroyed on every path.
 struct IrsParams {
@@ -128,7 +124,7 @@ cusolverPrecType_t lowest_precision(DType t, linalg::Refine r) {
   }
 }
 
-class CudaLinalg final : public LinalgBackend {
+class CudaSolve final : public SolveBackend {
  public:
   void potrf(const SquareBatch& a, bool upper, int32_t* info, const LinalgCall& c) const override {
     Context& ctx = context(c.stream.device.index);
@@ -415,8 +411,8 @@ class CudaLinalg final : public LinalgBackend {
 
 }  // namespace
 
-const LinalgBackend& linalg_backend() {
-  static const CudaLinalg backend;
+const SolveBackend& solve_backend() {
+  static const CudaSolve backend;
   return backend;
 }
 

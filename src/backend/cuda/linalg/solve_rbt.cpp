@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "backend/cuda/linalg/common.h"
 #include "backend/cuda/kernels/rbt.h"
+#include "backend/cuda/linalg/common.h"
 #include "backend/cuda/linalg/solver_calls.h"
 
 namespace gpula::detail::cuda {

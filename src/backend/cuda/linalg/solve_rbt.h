@@ -1,18 +1,20 @@
 #pragma once
-// The randomized butterfly transformation (RBT) solve on a GPU (rbt_solve.cpp): a x = b as
+// The randomized butterfly transformation (RBT) solve on a GPU (solve_rbt.cpp): a x = b as
 // (U^T a V) y = U^T b, x = V y, with U and V random depth-2 butterflies (Parker; Baboulin,
 // Dongarra et al.), which make LU without pivoting safe with high probability; cuSOLVER's
 // unpivoted getrf is about 3.4x faster than its pivoted one (n = 8192 fp64 on an H200: 11.4 vs
 // 38.4 ms). The triangular solves go by 256-row blocks, right-looking, multiplying by inverted
 // diagonal blocks (cuBLAS trsm with 16 right-hand sides is slow there: 9.5 ms over the whole
-// order, 125-200 us per 256-row block). Iterative refinement in working precision against the original a runs until LAPACK's
-// stopping test (as dsgesv's and cuSOLVER IRS's) ||b - a x||_1 <= sqrt(n) eps ||a||_1 ||x||_1
-// holds for every right-hand side. Where it does not (badly conditioned a, NaN/Inf,
-// stagnation), or where a pivot is at rounding level (|u_kk| <= sqrt(N) eps max |u|: a is
-// numerically singular), the caller falls back to LU with partial pivoting.
+// order, 125-200 us per 256-row block). Iterative refinement in working precision against the
+// original a runs until LAPACK's stopping test (as dsgesv's and cuSOLVER IRS's) ||b - a x||_1 <=
+// sqrt(n) eps ||a||_1 ||x||_1 holds for every right-hand side. Where it does not (badly conditioned
+// a, NaN/Inf, stagnation), or where a pivot is at rounding level (|u_kk| <= sqrt(N) eps max |u|: a
+// is numerically singular), the caller falls back to LU with partial pivoting.
+#include <gpula/tensor.h>
+
 #include <cstdint>
 
-#include "linalg/solve_backend.h"
+#include "linalg/batch.h"
 
 namespace gpula::detail::cuda {
 

@@ -1,16 +1,15 @@
 // The typed cuBLAS / cuSOLVER batched calls of solver_calls.h.
+#include "backend/cuda/linalg/solver_calls.h"
+
 #include <cuComplex.h>
 
 #include "backend/cuda/base/check.h"
-#include "backend/cuda/linalg/solver_calls.h"
+#include "backend/cuda/base/types.h"
+#include "backend/cuda/linalg/common.h"
 #include "core/format.h"
 
 namespace gpula::detail::cuda::calls {
 namespace {
-
-cublasFillMode_t fill(bool upper) {
-  return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-}
 
 template <class T>
 T* const* as(void** p) {
@@ -151,7 +150,7 @@ void gemm(cublasHandle_t h, DType t, int64_t m, int64_t n, int64_t k, double alp
   if (m == 0 || n == 0) return;
   const bool single = t == DType::f32 || t == DType::c64;
   const cublasComputeType_t ct = single ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F;
-  cudaDataType_t dt;
+  const cudaDataType_t dt = data_type(t, op);
   // alpha and beta in the scale type: the compute type's real or complex float / double.
   union Scalar {
     float f;
@@ -161,19 +160,17 @@ void gemm(cublasHandle_t h, DType t, int64_t m, int64_t n, int64_t k, double alp
   } al{}, be{};
   switch (t) {
     case DType::f32:
-      dt = CUDA_R_32F, al.f = static_cast<float>(alpha), be.f = static_cast<float>(beta);
+      al.f = static_cast<float>(alpha), be.f = static_cast<float>(beta);
       break;
     case DType::f64:
-      dt = CUDA_R_64F, al.d = alpha, be.d = beta;
+      al.d = alpha, be.d = beta;
       break;
     case DType::c64:
-      dt = CUDA_C_32F;
       al.c = make_cuComplex(static_cast<float>(alpha), 0.0f);
       be.c = make_cuComplex(static_cast<float>(beta), 0.0f);
       break;
     case DType::c128:
-      dt = CUDA_C_64F, al.z = make_cuDoubleComplex(alpha, 0.0),
-      be.z = make_cuDoubleComplex(beta, 0.0);
+      al.z = make_cuDoubleComplex(alpha, 0.0), be.z = make_cuDoubleComplex(beta, 0.0);
       break;
     default:
       bad_type(op, t);

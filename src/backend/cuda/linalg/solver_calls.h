@@ -1,5 +1,5 @@
 #pragma once
-// Typed cuBLAS / cuSOLVER calls behind one untyped signature each (cusolver_batched.cpp): the
+// Typed cuBLAS / cuSOLVER calls behind one untyped signature each (solver_calls.cpp): the
 // s/d/c/z variants are picked from the DType, every status is checked. Pointer arrays (void**)
 // are device arrays of `count` matrix pointers; all matrices column-major.
 #include <cublas_v2.h>

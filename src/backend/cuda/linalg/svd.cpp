@@ -22,8 +22,9 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
-#include "backend/cuda/linalg/common.h"
+#include "backend/cuda/base/types.h"
 #include "backend/cuda/kernels/svd_jacobi_batched.h"
+#include "backend/cuda/linalg/common.h"
 #include "backend/cuda_api.h"
 #include "core/format.h"
 #include "linalg/svd_backend.h"
@@ -92,7 +93,8 @@ Route route(SvdMethod method, int64_t rows, int64_t cols, int64_t count, DType t
       return small_batch ? Route::gesvdj_batched : Route::gesvdj;
     default:  // automatic
       if (small_batch) return Route::gesvdj_batched;
-      if (count > 1 && jacobi_kernel_fits(t, rows, cols, full, device)) return Route::jacobi_batched;
+      if (count > 1 && jacobi_kernel_fits(t, rows, cols, full, device))
+        return Route::jacobi_batched;
       if (std::min(rows, cols) >= kGesvdMinN) return Route::gesvd;
       return Route::gesvdj;
   }
@@ -147,21 +149,6 @@ cusolverStatus_t gesvda_call(H h, Eig j, int r, int m, int n, const C* a, int ld
 cusolverStatus_t gesvda_call(H h, Eig j, int r, int m, int n, const Z* a, int lda, ll sa, double* s, ll ss, Z* u, int ldu, ll su, Z* v, int ldv, ll sv, Z* w, int lw, int* info, double* res, int b) { return cusolverDnZgesvdaStridedBatched(h, j, r, m, n, a, lda, sa, s, ss, u, ldu, su, v, ldv, sv, w, lw, info, res, b); }
 // clang-format on
 
-// Calls f(T{}, R{}) with the cuSOLVER element type of t and its real type.
-template <class F>
-void visit_cuda(DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{}, float{});
-    case DType::f64:
-      return f(double{}, double{});
-    case DType::c64:
-      return f(C{}, float{});
-    default:
-      return f(Z{}, double{});
-  }
-}
-
 int to_int(int64_t v, const LinalgCall& c, const char* what, Route r) {
   return checked_int(v, c, what, route_name(r));
 }
@@ -178,8 +165,8 @@ Device device_of(const LinalgCall& c) { return c.stream.device; }
 // then for complex types the imaginary parts negated by cuBLAS scal.
 void adjoint_into(const void* v, int64_t v_item, void* vt, int64_t vrows, int64_t cols,
                   int64_t count, DType t, const LinalgCall& c) {
-  const TensorView src{const_cast<void*>(v), t, {count, vrows, cols}, {v_item, cols, 1},
-                       device_of(c)};
+  const TensorView src{
+      const_cast<void*>(v), t, {count, vrows, cols}, {v_item, cols, 1}, device_of(c)};
   const TensorView dst{vt, t, {count, vrows, cols}, {vrows * cols, 1, vrows}, device_of(c)};
   cuda::copy(src, dst, c.stream);
   if (!is_complex(t)) return;
@@ -197,8 +184,8 @@ void adjoint_into(const void* v, int64_t v_item, void* vt, int64_t vrows, int64_
 // The first `ucols` columns of U (count items of rows x rows, ld rows) into u (rows x ucols).
 void leading_columns(const void* uf, void* u, int64_t rows, int64_t ucols, int64_t count, DType t,
                      const LinalgCall& c) {
-  const TensorView src{const_cast<void*>(uf), t, {count, rows, ucols}, {rows * rows, 1, rows},
-                       device_of(c)};
+  const TensorView src{
+      const_cast<void*>(uf), t, {count, rows, ucols}, {rows * rows, 1, rows}, device_of(c)};
   const TensorView dst{u, t, {count, rows, ucols}, {rows * ucols, 1, rows}, device_of(c)};
   cuda::copy(src, dst, c.stream);
 }
@@ -212,10 +199,11 @@ class CudaSvd final : public SvdBackend {
 
   void gesvd(const SvdBatch& p, SvdMethod method, int32_t* info,
              const LinalgCall& c) const override {
-    const Route r = route(method, p.a.rows, p.a.cols, p.a.count, p.a.dtype, p.full,
-                          c.stream.device.index);
-    note(c, cat("svd: ", route_name(r), " for ", p.a.count, " matrices of ", p.a.rows, " x ",
-                p.a.cols, p.vectors() ? (p.full ? ", full u/vt" : ", economy u/vt") : ", values only"));
+    const Route r =
+        route(method, p.a.rows, p.a.cols, p.a.count, p.a.dtype, p.full, c.stream.device.index);
+    note(c,
+         cat("svd: ", route_name(r), " for ", p.a.count, " matrices of ", p.a.rows, " x ", p.a.cols,
+             p.vectors() ? (p.full ? ", full u/vt" : ", economy u/vt") : ", values only"));
     if (route_needs_tall(r) && p.a.rows < p.a.cols)
       throw_error<Error>(c.op, "internal: ", route_name(r), " was handed a wide matrix");
     switch (r) {
@@ -278,9 +266,9 @@ class CudaSvd final : public SvdBackend {
     Tensor wv = scratch((vec ? count : 1) * cols * vcols * es, c);
     GesvdjInfo params;
     GPULA_CHECK(c.op, cusolverDnCreateGesvdjInfo(&params.p));
-    visit_cuda(t, [&](auto tt, auto rr) {
+    visit_solver_type(t, [&](auto tt) {
       using T = decltype(tt);
-      using R = decltype(rr);
+      using R = solver_real_t<T>;
       T* a = static_cast<T*>(p.a.data);
       R* s = static_cast<R*>(p.s);
       T* u = static_cast<T*>(vec ? p.u : wu.data());
@@ -289,10 +277,10 @@ class CudaSvd final : public SvdBackend {
       GPULA_CHECK(c.op, gesvdj_size(h, jobz, econ, m, n, a, m, s, u, m, v, n, &lwork, params.p));
       Tensor ws = scratch(static_cast<int64_t>(lwork) * es, c);
       for (int64_t b = 0; b < count; ++b)
-        GPULA_CHECK(c.op, gesvdj_call(h, jobz, econ, m, n, a + b * rows * cols, m, s + b * k,
-                                      vec ? u + b * rows * ucols : u, m,
-                                      vec ? v + b * cols * vcols : v, n,
-                                      static_cast<T*>(ws.data()), lwork, info + b, params.p));
+        GPULA_CHECK(
+            c.op, gesvdj_call(h, jobz, econ, m, n, a + b * rows * cols, m, s + b * k,
+                              vec ? u + b * rows * ucols : u, m, vec ? v + b * cols * vcols : v, n,
+                              static_cast<T*>(ws.data()), lwork, info + b, params.p));
     });
     if (vec) adjoint_into(wv.data(), cols * vcols, p.vt, p.vrows(), cols, count, t, c);
   }
@@ -304,9 +292,11 @@ class CudaSvd final : public SvdBackend {
     const DType t = p.a.dtype;
     const int64_t rows = p.a.rows, cols = p.a.cols, k = p.k(), count = p.a.count;
     if (!jacobi_kernel_fits(t, rows, cols, p.full, c.stream.device.index))
-      throw_error<NotSupported>(c.op, "method jacobi_batched takes real float32/float64 matrices "
+      throw_error<NotSupported>(c.op,
+                                "method jacobi_batched takes real float32/float64 matrices "
                                 "that fit one thread block's shared memory (economy vectors or "
-                                "square), got ", name(t), " ", rows, " x ", cols,
+                                "square), got ",
+                                name(t), " ", rows, " x ", cols,
                                 p.full ? " with full_matrices" : "");
     const bool tall = rows >= cols;
     const int mr = static_cast<int>(tall ? rows : cols), mc = static_cast<int>(k);
@@ -348,20 +338,20 @@ class CudaSvd final : public SvdBackend {
     GesvdjInfo params;
     GPULA_CHECK(c.op, cusolverDnCreateGesvdjInfo(&params.p));
     GPULA_CHECK(c.op, cusolverDnXgesvdjSetSortEig(params.p, 1));
-    visit_cuda(t, [&](auto tt, auto rr) {
+    visit_solver_type(t, [&](auto tt) {
       using T = decltype(tt);
-      using R = decltype(rr);
+      using R = solver_real_t<T>;
       T* a = static_cast<T*>(p.a.data);
       R* s = static_cast<R*>(p.s);
       T* u = static_cast<T*>(u_direct ? p.u : wu.data());
       T* v = static_cast<T*>(wv.data());
       int lwork = 0;
-      GPULA_CHECK(c.op, gesvdj_batched_size(h, jobz, m, n, a, m, s, u, m, v, n, &lwork, params.p,
-                                            batch));
+      GPULA_CHECK(c.op,
+                  gesvdj_batched_size(h, jobz, m, n, a, m, s, u, m, v, n, &lwork, params.p, batch));
       Tensor ws = scratch(static_cast<int64_t>(lwork) * es, c);
-      GPULA_CHECK(c.op, gesvdj_batched_call(h, jobz, m, n, a, m, s, u, m, v, n,
-                                            static_cast<T*>(ws.data()), lwork, info, params.p,
-                                            batch));
+      GPULA_CHECK(
+          c.op, gesvdj_batched_call(h, jobz, m, n, a, m, s, u, m, v, n, static_cast<T*>(ws.data()),
+                                    lwork, info, params.p, batch));
     });
     if (!vec) return;
     if (!u_direct) leading_columns(wu.data(), p.u, rows, p.ucols(), count, t, c);
@@ -373,8 +363,8 @@ class CudaSvd final : public SvdBackend {
   // h_err_sigma 2439 and n = 4096 4883, reconstruction errors 54 and 76, where n <= 1024 and
   // every float64 order tried gave 0 and accurate results). An item whose h_err_sigma is past
   // sqrt(eps) s[0] gets info = k + 1 ("did not converge" with check_info) and a warning.
-  static void flag_unreliable_gesvdp(const SvdBatch& p, int64_t b, double err_sigma,
-                                     int32_t* info, const LinalgCall& c) {
+  static void flag_unreliable_gesvdp(const SvdBatch& p, int64_t b, double err_sigma, int32_t* info,
+                                     const LinalgCall& c) {
     const DType rt = real_type(p.a.dtype);
     double s0 = 0.0;
     if (p.k() > 0) {
@@ -386,15 +376,15 @@ class CudaSvd final : public SvdBackend {
       if (rt == DType::f32) s0 = f;
     }
     const double eps = rt == DType::f32 ? std::numeric_limits<float>::epsilon()
-                                       : std::numeric_limits<double>::epsilon();
+                                        : std::numeric_limits<double>::epsilon();
     if (err_sigma <= std::sqrt(eps) * s0) return;  // NaN s0 or err_sigma: flagged
     log(LogLevel::warning,
-        cat("[", c.op, "] cusolverDnXgesvdp returned h_err_sigma ", err_sigma,
-            " against s[0] = ", s0, " for batch item ", b,
-            ": its SVD is unreliable (method=\"gesvd\" computes it)"),
+        cat("[", c.op, "] cusolverDnXgesvdp returned h_err_sigma ", err_sigma, " against s[0] = ",
+            s0, " for batch item ", b, ": its SVD is unreliable (method=\"gesvd\" computes it)"),
         c.logger ? *c.logger : LogSink{});
     const int32_t flag = static_cast<int32_t>(p.k() + 1);
-    GPULA_CHECK(c.op, cudaMemcpyAsync(info + b, &flag, sizeof flag, cudaMemcpyHostToDevice, raw(c)));
+    GPULA_CHECK(c.op,
+                cudaMemcpyAsync(info + b, &flag, sizeof flag, cudaMemcpyHostToDevice, raw(c)));
     GPULA_CHECK(c.op, cudaStreamSynchronize(raw(c)));
   }
 
@@ -413,9 +403,9 @@ class CudaSvd final : public SvdBackend {
     Tensor wv = scratch((vec ? count : 1) * cols * cols * es, c);
     void* u = vec ? p.u : wu.data();
     std::size_t dev = 0, host = 0;
-    GPULA_CHECK(c.op, cusolverDnXgesvdp_bufferSize(h, ctx.cusolver_params(), jobz, econ, rows,
-                                                   cols, dt, p.a.data, rows, rt, p.s, dt, u, rows,
-                                                   dt, wv.data(), cols, dt, &dev, &host));
+    GPULA_CHECK(c.op, cusolverDnXgesvdp_bufferSize(h, ctx.cusolver_params(), jobz, econ, rows, cols,
+                                                   dt, p.a.data, rows, rt, p.s, dt, u, rows, dt,
+                                                   wv.data(), cols, dt, &dev, &host));
     Tensor ws = scratch(static_cast<int64_t>(dev), c);
     void* hw = host_workspace(host);
     double worst = 0.0;
@@ -437,8 +427,9 @@ class CudaSvd final : public SvdBackend {
   static void gesvda(const SvdBatch& p, int32_t* info, const LinalgCall& c) {
     const int64_t rows = p.a.rows, cols = p.a.cols, k = p.k(), count = p.a.count;  // k == cols
     if (p.vectors() && p.full && rows != cols)
-      throw_error<NotSupported>(c.op, "method gesvda computes economy u and vh only; use "
-                                      "full_matrices=false or another method for a ",
+      throw_error<NotSupported>(c.op,
+                                "method gesvda computes economy u and vh only; use "
+                                "full_matrices=false or another method for a ",
                                 rows, " x ", cols, " matrix");
     Context& ctx = context(c.stream.device.index);
     cusolverDnHandle_t h = ctx.cusolver(raw(c));
@@ -453,9 +444,9 @@ class CudaSvd final : public SvdBackend {
     Tensor wv = scratch(count * cols * k * es, c);
     std::vector<double> residual(static_cast<std::size_t>(count));
     const ll sa = rows * cols, ss = k, su = rows * k, sv = cols * k;
-    visit_cuda(t, [&](auto tt, auto rr) {
+    visit_solver_type(t, [&](auto tt) {
       using T = decltype(tt);
-      using R = decltype(rr);
+      using R = solver_real_t<T>;
       const T* a = static_cast<const T*>(p.a.data);
       R* s = static_cast<R*>(p.s);
       T* u = static_cast<T*>(vec ? p.u : wu.data());
@@ -464,9 +455,9 @@ class CudaSvd final : public SvdBackend {
       GPULA_CHECK(c.op, gesvda_size(h, jobz, rank, m, n, a, m, sa, s, ss, u, m, su, v, n, sv,
                                     &lwork, batch));
       Tensor ws = scratch(static_cast<int64_t>(lwork) * es, c);
-      GPULA_CHECK(c.op, gesvda_call(h, jobz, rank, m, n, a, m, sa, s, ss, u, m, su, v, n, sv,
-                                    static_cast<T*>(ws.data()), lwork, info, residual.data(),
-                                    batch));
+      GPULA_CHECK(c.op,
+                  gesvda_call(h, jobz, rank, m, n, a, m, sa, s, ss, u, m, su, v, n, sv,
+                              static_cast<T*>(ws.data()), lwork, info, residual.data(), batch));
     });
     note(c, cat("cusolverDn<t>gesvdaStridedBatched: largest residual ||A - U S V^H||_F ",
                 *std::max_element(residual.begin(), residual.end())));

@@ -37,10 +37,7 @@ class CudaEig : public linalg_cuda_test::GpuDTypeTest {};
 
 DType complex_of(DType t) { return t == DType::f32 || t == DType::c64 ? DType::c64 : DType::c128; }
 
-struct Size {
-  Shape batch;
-  int64_t n;
-};
+using linalg_cuda_test::Size;
 std::vector<Size> sizes() {
   if (under_sanitizer()) return {{{2}, 20}, {{}, 40}};
   return {{{}, 1}, {{7}, 1}, {{}, 2}, {{2, 3}, 5}, {{}, 67}, {{5}, 40}, {{}, 200}};

@@ -38,10 +38,7 @@ using linalg_cuda_test::under_sanitizer;
 
 class CudaEigh : public linalg_cuda_test::GpuDTypeTest {};
 
-struct Size {
-  Shape batch;
-  int64_t n;
-};
+using linalg_cuda_test::Size;
 // Batched small (syevjBatched), n = 1 batched, a small batch past the Jacobi limit (looped
 // Xsyevd), one large matrix (Xsyevd). {37}, 100: the batched path for order > 32
 // (cusolverDnXsyevBatched).

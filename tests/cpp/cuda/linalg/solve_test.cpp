@@ -44,10 +44,7 @@ using linalg_cuda_test::random_kind;
 
 class CudaLinalg : public linalg_cuda_test::GpuDTypeTest {};
 
-struct Size {
-  Shape batch;
-  int64_t n;
-};
+using linalg_cuda_test::Size;
 // Batched small (the batched APIs), a small batch past the batched limit (looped X API), one
 // large matrix (X API).
 std::vector<Size> sizes() {
