@@ -36,9 +36,8 @@ import numpy as np
 
 from . import _gpula
 from ._gpula import DTypeError, InvalidArgument, NotCompiled
-from ._interop import package_of
+from ._interop import FRAMEWORK, package_of
 
-_FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
 
 __all__ = [
     "BlockCyclic",
@@ -512,7 +511,7 @@ def eigh(
     """
     if layout is not None:
         (la,) = _layouts("eigh", layout, 1)
-        fw = _FRAMEWORK.get(package_of(a).name, 3)
+        fw = FRAMEWORK.get(package_of(a).name, 3)
         w, v, _ = _gpula.distributed_eigh_mp(
             _communicator("eigh"), a, la, bool(lower), bool(eigvals_only), bool(check_info), fw
         )

@@ -1,5 +1,5 @@
 // gpula::linalg for Python: dense factorizations and solvers. Operands arrive as exported by
-// python/gpula/_interop.py; results are gpula-allocated Tensors handed to the caller's package
+// python/gpula/_interop/; results are gpula-allocated Tensors handed to the caller's package
 // zero-copy (an nb::ndarray whose owner capsule keeps the Tensor alive).
 #include <string>
 #include <string_view>

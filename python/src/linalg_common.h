@@ -14,7 +14,7 @@
 
 namespace gpula::python {
 
-// Which package a result goes to; matches _linalg.py's _FRAMEWORK.
+// Which package a result goes to; matches python/gpula/_interop/base.py's FRAMEWORK.
 enum Framework : int { kNumpy = 0, kTorch = 1, kCupy = 2, kDLPack = 3 };
 
 template <class Fw>

@@ -2,7 +2,7 @@
 // gl.sparse.csr_matrix (python/gpula/sparse/_matrix.py): validated and canonicalized once when
 // built, its pattern its own, its values shared with the caller's array. SpMV / SpMM plans and
 // the SDDMM / SpGEMM products take it, so they do not validate again. Arrays arrive as exported
-// by python/gpula/_interop.py; results go back in the caller's package (no copies).
+// by python/gpula/_interop/; results go back in the caller's package (no copies).
 #include <gpula/sparse.h>
 
 #include <nanobind/stl/string.h>

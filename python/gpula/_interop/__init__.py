@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._gpula import DTypeError
-from .base import DEFAULT_ARG, DEFAULT_OP, Package, dtype_name, named, stream_handle
+from .base import DEFAULT_ARG, DEFAULT_OP, FRAMEWORK, Package, dtype_name, named, stream_handle
 from .cupy import CupyPackage
 from .dlpack import DLPackPackage
 from .numpy import NUMPY, NumpyPackage
@@ -79,6 +79,7 @@ def export(x: Any, op: str = DEFAULT_OP, arg: str = DEFAULT_ARG) -> Any:
 
 
 __all__ = [
+    "FRAMEWORK",
     "Package",
     "dtype_name",
     "export",

@@ -40,6 +40,9 @@ if _ml is not None:
 # operation's ("[matmul]" in a cholesky message misled).
 DEFAULT_OP = "gpula"
 DEFAULT_ARG = "the operand"
+# Package name -> the code the native bindings take to hand results to that package
+# (python/src/linalg_common.h: numpy 0, torch 1, cupy 2).
+FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
 
 
 def zero() -> int:

@@ -228,9 +228,6 @@ def operands(op: str, check_finite: Any, **named: Any) -> list[Any]:
 
 # ---- what every native call takes ----------------------------------------------------------
 
-# Package name -> the framework code linalg.cpp converts results to (operands are NumPy, torch
-# or CuPy arrays once operands() has read them).
-_FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
 
 
 def operands_of(op: str, check_finite: Any, **named: Any) -> list[Any]:
@@ -261,7 +258,7 @@ class Call:
             "check_info": flag(op, "check_info", check_info),
             "device": _options.device(device, f"linalg.{op}"),
             "fallback_cpu": _options.fallback(fallback, f"linalg.{op}"),
-            "framework": _FRAMEWORK[self.pkg.name],
+            "framework": _interop.FRAMEWORK[self.pkg.name],
             "stream": self.pkg.current_stream(self.dev)
             if stream is None
             else _interop.stream_handle(stream, f"linalg.{op}"),

@@ -33,12 +33,11 @@ from typing import Any
 import numpy as np
 
 from .. import _gpula
-from .._interop import export, is_gpu_array, package_named, package_of
+from .._interop import FRAMEWORK, export, is_gpu_array, package_named, package_of
 from ..errors import DTypeError, Error, InvalidArgument, OutOfMemory
 
 _VALUE_DTYPES = ("float32", "float64", "complex64", "complex128")
 _INDEX_DTYPES = ("int32", "int64")
-_FRAMEWORK = {"numpy": 0, "torch": 1, "cupy": 2}
 
 
 def _package(x: Any) -> str:
@@ -407,7 +406,7 @@ def _from_csr(data: Any, indices: Any, indptr: Any, shape: Any, op: str) -> csr_
     if _dtype_name(indices) != _dtype_name(indptr):
         indices, indptr = (_cast(a, "int64", package) for a in (indices, indptr))
     m, shared = _gpula.SparseCsrMatrix.from_csr(export(indptr), export(indices), export(data), rows, cols, op)
-    d, i, p = m.arrays(_FRAMEWORK[package])
+    d, i, p = m.arrays(FRAMEWORK[package])
     return csr_matrix._wrap(m, data if shared else d, i, p, package, device, canonicalized=not shared)
 
 
@@ -423,7 +422,7 @@ def _from_coo(row: Any, col: Any, data: Any, shape: Any, op: str) -> csr_matrix:
     if _dtype_name(row) != _dtype_name(col):  # widened, never narrowed before the validation
         row, col = (_cast(a, "int64", package) for a in (row, col))
     m = _gpula.SparseCsrMatrix.from_coo(export(row), export(col), export(data), rows, cols, op)
-    d, i, p = m.arrays(_FRAMEWORK[package])
+    d, i, p = m.arrays(FRAMEWORK[package])
     return csr_matrix._wrap(m, d, i, p, package, device)
 
 
@@ -641,7 +640,7 @@ def spgemm_csr(A: csr_matrix, B: csr_matrix, name: str) -> csr_matrix:
     if A.index_dtype != B.index_dtype:  # int64 for both (a widened pattern, checked again)
         A, B = (_wide(M) for M in (A, B))
     m = _gpula.sparse_spgemm(A._m, B._m, stream=_current_stream(A.data))
-    d, i, p = m.arrays(_FRAMEWORK[A.package])
+    d, i, p = m.arrays(FRAMEWORK[A.package])
     return csr_matrix._wrap(m, d, i, p, A.package, A.device)
 
 

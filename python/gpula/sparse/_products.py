@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _gpula
-from .._interop import export
+from .._interop import FRAMEWORK, export
 from ..errors import InvalidArgument
 from ._matrix import (
-    _FRAMEWORK,
     _current_stream,
     as_csr,
     csr_matrix,
@@ -61,7 +60,7 @@ def sddmm(mask: Any, a: Any, b: Any) -> csr_matrix:
     dt = result_dtype(name, dt_a, dt_b, args=("a", "b"))
     mask, a, b = mask.astype(dt, copy=False), in_dtype(a, dt, package), in_dtype(b, dt, package)
     m, values = _gpula.sparse_sddmm(
-        mask._m, export(a), export(b), _FRAMEWORK[package], stream=_current_stream(a)
+        mask._m, export(a), export(b), FRAMEWORK[package], stream=_current_stream(a)
     )
     return csr_matrix._wrap(m, values, mask.indices, mask.indptr, package, mask.device)
 
