@@ -97,9 +97,10 @@ def device(v: Any, op: str = "matmul") -> str | None:
     """``device=``: None (where the data lives), "cpu", "cuda" or "cuda:N"; errors name op."""
     if v is None:
         return None
-    if isinstance(v, str) and (v in ("cpu", "cuda") or (v.startswith("cuda:") and v[5:].isdigit())):
-        return v
-    raise InvalidArgument(f"[{op}] device must be None, 'cpu', 'cuda' or 'cuda:N', got {v!r}")
+    if not isinstance(v, str):
+        raise InvalidArgument(f"[{op}] device must be None, 'cpu', 'cuda' or 'cuda:N', got {v!r}")
+    _gpula.parse_device(v, op)  # the grammar lives in the extension (python/src/tensor.cpp)
+    return v
 
 
 def fallback(v: Any, op: str = "matmul") -> bool:

@@ -158,17 +158,26 @@ Device parse_device(std::string_view s, const char* op) {
   if (s.substr(0, 5) == "cuda:" && s.size() > 5) {
     int idx = 0;
     for (char ch : s.substr(5)) {
-      if (ch < '0' || ch > '9') goto bad;
+      if (ch < '0' || ch > '9' || idx > 100000) goto bad;  // no overflow on "cuda:99999999999"
       idx = idx * 10 + (ch - '0');
     }
     return Device::cuda(idx);
   }
 bad:
-  throw InvalidArgument("[" + std::string(op) + "] device must be 'cpu', 'cuda' or 'cuda:N', got '" +
-                        std::string(s) + "'");
+  throw InvalidArgument("[" + std::string(op) + "] device must be None, 'cpu', 'cuda' or " +
+                        "'cuda:N', got '" + std::string(s) + "'");
 }
 
 void init_tensor(nb::module_& m) {
+  m.def(
+      "parse_device",
+      [](const std::string& s, const std::string& op) {
+        const Device d = parse_device(s, op.c_str());
+        return nb::make_tuple(d.is_cuda() ? "cuda" : "cpu", d.index);
+      },
+      nb::arg("device"), nb::arg("op"),
+      "The device a `device=` string names, as (kind, index); InvalidArgument naming op for "
+      "anything but 'cpu', 'cuda' or 'cuda:N'. The one parser of device strings.");
   m.def("cuda_compiled", &cuda_compiled, "Whether gpula was compiled with its CUDA backend.");
   m.def("cuda_device_count", &cuda_device_count,
         "Number of usable CUDA devices (0 when not compiled, or no driver or GPU).");

@@ -27,6 +27,18 @@ struct real_of<std::complex<T>> {
 template <class T>
 using real_t = typename real_of<T>::type;
 
+// The DType of a C++ element type: visit_float's inverse.
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return DType::f32;
+  else if constexpr (std::is_same_v<T, double>) return DType::f64;
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return DType::c64;
+  else {
+    static_assert(std::is_same_v<T, std::complex<double>>, "not an element type of visit_float");
+    return DType::c128;
+  }
+}
+
 // Calls f(T{}) with T float, double, std::complex<float> or std::complex<double> for f32, f64,
 // c64 and c128; the fronts admit only these four here (any other dtype is taken as c128).
 template <class F>

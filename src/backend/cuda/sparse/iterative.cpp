@@ -25,7 +25,9 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
+#include "backend/cuda/base/types.h"
 #include "backend/cuda/sparse/iterative_common.h"
+#include "core/dtype_dispatch.h"
 #include "core/format.h"
 #include "sparse/iterative_backend.h"
 
@@ -107,7 +109,7 @@ Tensor byte_buffer(size_t bytes, Stream stream) {
 template <class T>
 void setup_ic0(Ic0& m, const char* op, const CsrView& a, DType dt, T* r, T* z, int64_t* scratch,
                int64_t sweeps, cudaStream_t st, cusparseHandle_t hs, Stream stream) {
-  const cudaDataType vt = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+  const cudaDataType vt = gpula::detail::cuda::data_type(gpula::detail::dtype_of<T>());
   const int n = static_cast<int>(a.rows);
   const int nnz = static_cast<int>(a.nnz());
   const int* ptr = static_cast<const int*>(a.indptr.data);
@@ -221,7 +223,7 @@ IterativeResult cg_typed(const IterativeProblem& p, const TensorView& bv, const 
   const int64_t n = p.n;
   const CsrView& a = *p.csr;
   const DType dt = p.dtype;
-  const cudaDataType vt = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+  const cudaDataType vt = gpula::detail::cuda::data_type(gpula::detail::dtype_of<T>());
   const cusparseIndexType_t it =
       a.index_dtype() == DType::i32 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
   cudaStream_t st = static_cast<cudaStream_t>(stream.handle);

@@ -20,8 +20,10 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
+#include "backend/cuda/base/types.h"
 #include "backend/cuda/kernels/krylov.h"
 #include "backend/cuda/sparse/iterative_common.h"
+#include "core/dtype_dispatch.h"
 #include "core/format.h"
 #include "sparse/iterative_backend.h"
 
@@ -75,7 +77,9 @@ class Env {
     mode_.emplace(hb, op);
   }
 
-  static cudaDataType vt() { return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F; }
+  static cudaDataType vt() {
+    return gpula::detail::cuda::data_type(gpula::detail::dtype_of<T>());
+  }
 
   // `count` zeroed work vectors of length n in one allocation (nothing reads garbage, not even
   // a product whose beta is 0).
