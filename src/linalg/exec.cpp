@@ -1,10 +1,12 @@
 #include "linalg/exec.h"
 
+#include <algorithm>
 #include <complex>
 #include <cstring>
 
 #include "backend/cpu_api.h"
 #include "backend/cuda_api.h"
+#include "core/dtype_dispatch.h"
 #include "linalg/solve_backend.h"
 
 namespace gpula::detail {
@@ -85,26 +87,15 @@ Tensor LinalgExec::result(const Tensor& t) const {
 Tensor LinalgExec::filled(const Shape& shape, DType t, double value) const {
   Tensor h = allocate(shape, t, Stream{});
   const int64_t n = h.view().numel();
-  for (int64_t i = 0; i < n; ++i) {
-    switch (t) {
-      case DType::f32:
-        static_cast<float*>(h.data())[i] = static_cast<float>(value);
-        break;
-      case DType::f64:
-        static_cast<double*>(h.data())[i] = value;
-        break;
-      case DType::c64:
-        static_cast<std::complex<float>*>(h.data())[i] = static_cast<float>(value);
-        break;
-      case DType::c128:
-        static_cast<std::complex<double>*>(h.data())[i] = value;
-        break;
-      case DType::i32:
-        static_cast<int32_t*>(h.data())[i] = static_cast<int32_t>(value);
-        break;
-      default:
-        throw_error<Error>(op_, "internal: cannot fill ", name(t));
-    }
+  if (t == DType::i32) {
+    std::fill_n(static_cast<int32_t*>(h.data()), n, static_cast<int32_t>(value));
+  } else if (is_floating(t) && !is_half(t) && !is_float8(t)) {
+    visit_float(t, [&](auto zero) {
+      using T = decltype(zero);
+      std::fill_n(static_cast<T*>(h.data()), n, T(static_cast<real_t<T>>(value)));
+    });
+  } else {
+    throw_error<Error>(op_, "internal: cannot fill ", name(t));
   }
   if (!data_.is_cuda()) return h;
   Tensor d = allocate(shape, t, stream_for(data_));

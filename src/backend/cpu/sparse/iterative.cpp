@@ -521,16 +521,8 @@ IterativeResult by_index(const IterativeProblem& p, const TensorView& b, const T
 
 IterativeResult iterative_solve(const IterativeProblem& p, const TensorView& b, const TensorView& x,
                                 const IterativeOptions& o) {
-  switch (p.dtype) {
-    case DType::f32:
-      return by_index<float>(p, b, x, o);
-    case DType::f64:
-      return by_index<double>(p, b, x, o);
-    case DType::c64:
-      return by_index<std::complex<float>>(p, b, x, o);
-    default:
-      return by_index<std::complex<double>>(p, b, x, o);
-  }
+  return gpula::detail::visit_float(
+      p.dtype, [&](auto zero) { return by_index<decltype(zero)>(p, b, x, o); });
 }
 
 }  // namespace gpula::sparse::detail::cpu

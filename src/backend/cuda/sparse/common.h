@@ -9,6 +9,7 @@
 
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/types.h"
+#include "core/dtype_dispatch.h"
 #include "sparse/check.h"
 
 namespace gpula::sparse::detail::cuda {
@@ -37,26 +38,10 @@ inline cusparseOperation_t operation(Op op, DType t) {
 struct Scalar {
   alignas(16) unsigned char bytes[16] = {};
   Scalar(double v, DType t) {
-    switch (t) {
-      case DType::f32: {
-        const float f = static_cast<float>(v);
-        std::memcpy(bytes, &f, sizeof f);
-        break;
-      }
-      case DType::f64:
-        std::memcpy(bytes, &v, sizeof v);
-        break;
-      case DType::c64: {
-        const std::complex<float> c(static_cast<float>(v));
-        std::memcpy(bytes, &c, sizeof c);
-        break;
-      }
-      default: {
-        const std::complex<double> c(v);
-        std::memcpy(bytes, &c, sizeof c);
-        break;
-      }
-    }
+    gpula::detail::visit_float(t, [&](auto zero) {
+      const decltype(zero) s(static_cast<gpula::detail::real_t<decltype(zero)>>(v));
+      std::memcpy(bytes, &s, sizeof s);
+    });
   }
 };
 
