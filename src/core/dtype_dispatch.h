@@ -27,14 +27,16 @@ struct real_of<std::complex<T>> {
 template <class T>
 using real_t = typename real_of<T>::type;
 
-// The DType of a C++ element type: visit_float's inverse.
+// The DType of a C++ element type (visit_float's inverse, and the index types).
 template <class T>
 constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, float>) return DType::f32;
+  if constexpr (std::is_same_v<T, int32_t>) return DType::i32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DType::i64;
+  else if constexpr (std::is_same_v<T, float>) return DType::f32;
   else if constexpr (std::is_same_v<T, double>) return DType::f64;
   else if constexpr (std::is_same_v<T, std::complex<float>>) return DType::c64;
   else {
-    static_assert(std::is_same_v<T, std::complex<double>>, "not an element type of visit_float");
+    static_assert(std::is_same_v<T, std::complex<double>>, "not a gpula element type");
     return DType::c128;
   }
 }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype_dispatch.h"
+
 namespace {
 
 using gpula::DType;
@@ -17,15 +19,7 @@ using gpula::Tensor;
 using gpula::TensorView;
 using namespace gpula::sparse;
 
-template <class T>
-DType dtype_of() {
-  if constexpr (std::is_same_v<T, int32_t>) return DType::i32;
-  if constexpr (std::is_same_v<T, int64_t>) return DType::i64;
-  if constexpr (std::is_same_v<T, float>) return DType::f32;
-  if constexpr (std::is_same_v<T, double>) return DType::f64;
-  if constexpr (std::is_same_v<T, std::complex<float>>) return DType::c64;
-  if constexpr (std::is_same_v<T, std::complex<double>>) return DType::c128;
-}
+using gpula::detail::dtype_of;
 
 template <class T>
 Tensor host(const std::vector<T>& v) {
