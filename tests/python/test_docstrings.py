@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 
@@ -29,6 +30,8 @@ PUBLIC_MODULES = [
     "gpula.distributed",
     "gpula.errors",
 ]
+if importlib.util.find_spec("torch") is not None:  # gpula.torch needs torch; CI installs it
+    PUBLIC_MODULES += ["gpula.torch", "gpula.torch.nn", "gpula.torch.functional"]
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 

@@ -1,0 +1,270 @@
+"""The custom ops behind gpula.torch: one fused cuBLASLt (or CPU) call per layer forward, and
+backward passes whose GEMMs carry the bias gradient (BGRADA) and the previous layer's activation
+derivative (DRELU_BGRAD / DGELU_BGRAD) in their epilogues.
+
+Each op has a fake (meta) implementation, so torch.compile traces it, and registered autograd.
+GELU is the tanh approximation (torch's ``approximate="tanh"``), as cuBLASLt computes it.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from .. import _gpula
+from .._matmul import matmul
+from ..errors import DTypeError, InvalidArgument
+
+Epilog = _gpula.Epilog
+ACTIVATIONS = ("none", "relu", "gelu")
+_FORWARD = {
+    ("none", False): Epilog.DEFAULT, ("none", True): Epilog.BIAS,
+    ("relu", False): Epilog.RELU_AUX, ("relu", True): Epilog.RELU_AUX_BIAS,
+    ("gelu", False): Epilog.GELU_AUX, ("gelu", True): Epilog.GELU_AUX_BIAS,
+}
+_AUX = {"relu": "relu_aux", "gelu": "gelu_aux"}
+_BACKWARD = {"relu": Epilog.DRELU_BGRAD, "gelu": Epilog.DGELU_BGRAD}
+_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def check_linear(op: str, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
+                 activation: str) -> None:
+    """Typed errors naming op and the argument, before anything runs."""
+    if activation not in ACTIVATIONS:
+        raise InvalidArgument(f"[{op}] activation must be None, 'relu' or 'gelu', got {activation!r}")
+    for name, t in (("input", x), ("weight", weight), ("bias", bias)):
+        if t is None:
+            continue
+        if not isinstance(t, torch.Tensor):
+            raise DTypeError(f"[{op}] {name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype not in _DTYPES:
+            raise DTypeError(f"[{op}] {name} has dtype {t.dtype}; gpula.torch takes float16, "
+                             "bfloat16, float32 and float64")
+        if t.dtype != x.dtype:
+            raise DTypeError(f"[{op}] {name} has dtype {t.dtype}, input has {x.dtype}")
+        if t.device != x.device:
+            raise InvalidArgument(f"[{op}] {name} is on {t.device}, input on {x.device}")
+    if weight.dim() != 2:
+        raise InvalidArgument(f"[{op}] weight must be 2-D (out_features, in_features), got shape "
+                              f"{tuple(weight.shape)}")
+    if x.dim() < 1 or x.shape[-1] != weight.shape[1]:
+        raise InvalidArgument(f"[{op}] input's last dimension must be in_features = "
+                              f"{weight.shape[1]}, got shape {tuple(x.shape)}")
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise InvalidArgument(f"[{op}] bias must have shape ({weight.shape[0]},), got "
+                              f"{tuple(bias.shape)}")
+
+
+def _round_up(v: int, m: int) -> int:
+    return (v + m - 1) // m * m
+
+
+def _aux_like(x2: torch.Tensor, n: int, activation: str) -> torch.Tensor:
+    """An empty aux output of the shape gpula's epilogue writes (src/matmul/matmul.cpp)."""
+    m = x2.shape[0]
+    if activation == "relu":  # bit mask, rows of round_up(n, 128) bits
+        return x2.new_empty((m, _round_up(n, 128) // 8), dtype=torch.uint8)
+    if activation == "gelu":  # pre-activation, rows of round_up(n, 8) elements
+        return x2.new_empty((m, _round_up(n, 8)))
+    return x2.new_empty((0,))
+
+
+def _forward(x2: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
+             activation: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """act(x2 @ weight^T + bias) and the aux output the backward reads, in one gpula call."""
+    epilog = _FORWARD[(activation, bias is not None)]
+    inputs = None if bias is None else {"bias": bias}
+    if x2.shape[0] == 0:
+        y = x2.new_empty((0, weight.shape[0]))
+        return y, _aux_like(x2, weight.shape[0], activation)
+    r = matmul(x2, weight.t(), epilog=epilog, epilog_inputs=inputs)
+    if activation == "none":
+        return r, _aux_like(x2, weight.shape[0], activation)
+    y, aux = r
+    aux = aux[_AUX[activation]]
+    if activation == "gelu" and aux.shape[1] > y.shape[1]:
+        aux[:, y.shape[1] :].zero_()  # row padding: never written by the epilogue, never read
+    return y, aux
+
+
+def _weight_grad(g: torch.Tensor, h: torch.Tensor, with_bias: bool):
+    """(g^T @ h, g's column sums or None): the bias gradient rides on the GEMM (BGRADA)."""
+    if g.shape[0] == 0:
+        return g.new_zeros((g.shape[1], h.shape[1])), (g.new_zeros(g.shape[1]) if with_bias else None)
+    if not with_bias:
+        return matmul(g.t(), h), None
+    dw, aux = matmul(g.t(), h, epilog=Epilog.BGRADA)
+    return dw, aux["bgrada"]
+
+
+def _input_grad(g: torch.Tensor, weight: torch.Tensor, aux: Optional[torch.Tensor],
+                activation: str):
+    """(g @ weight) * act'(pre) and its column sums, the derivative and the bias gradient of the
+    layer below applied in the GEMM's epilogue (DRELU_BGRAD / DGELU_BGRAD); (g @ weight, None)
+    when there is no activation."""
+    if g.shape[0] == 0:
+        return g.new_zeros((0, weight.shape[1])), g.new_zeros(weight.shape[1])
+    if activation == "none":
+        return matmul(g, weight), None
+    d, a = matmul(g, weight, epilog=_BACKWARD[activation], epilog_inputs={_AUX[activation]: aux})
+    return d, a["drelu_bgrad" if activation == "relu" else "dgelu_bgrad"]
+
+
+def _act_grad(grad_y: torch.Tensor, y: torch.Tensor, aux: torch.Tensor,
+              activation: str) -> torch.Tensor:
+    """grad_y * act'(pre) for a layer whose output gradient comes from outside gpula."""
+    if activation == "none":
+        return grad_y
+    if activation == "relu":
+        return grad_y * (y > 0).to(grad_y.dtype)
+    pre = aux[:, : y.shape[1]]
+    c = 0.7978845608028654  # sqrt(2 / pi)
+    t = torch.tanh(c * (pre + 0.044715 * pre * pre * pre))
+    d = 0.5 * (1 + t) + 0.5 * pre * (1 - t * t) * c * (1 + 3 * 0.044715 * pre * pre)
+    return grad_y * d
+
+
+# ---- gpula::linear ----------------------------------------------------------------------------
+
+@torch.library.custom_op("gpula::linear", mutates_args=())
+def linear_op(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
+              activation: str) -> tuple[torch.Tensor, torch.Tensor]:
+    x2 = x.reshape(-1, x.shape[-1])
+    y, aux = _forward(x2, weight, bias, activation)
+    return y.reshape(*x.shape[:-1], weight.shape[0]), aux
+
+
+@linear_op.register_fake
+def _(x, weight, bias, activation):
+    x2 = x.reshape(-1, x.shape[-1])
+    return x.new_empty((*x.shape[:-1], weight.shape[0])), _aux_like(x2, weight.shape[0], activation)
+
+
+@torch.library.custom_op("gpula::linear_backward", mutates_args=())
+def linear_backward_op(grad_y: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
+                       y: torch.Tensor, aux: torch.Tensor, activation: str, has_bias: bool,
+                       needs_input_grad: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    n = weight.shape[0]
+    g = _act_grad(grad_y.reshape(-1, n).contiguous(), y.reshape(-1, n), aux, activation)
+    x2 = x.reshape(-1, x.shape[-1])
+    dw, db = _weight_grad(g, x2, has_bias)
+    dx = (matmul(g, weight) if g.shape[0] else g.new_zeros((0, weight.shape[1]))).reshape(x.shape) \
+        if needs_input_grad else x.new_empty((0,))
+    return dx, dw, (db if db is not None else weight.new_empty((0,)))
+
+
+@linear_backward_op.register_fake
+def _(grad_y, x, weight, y, aux, activation, has_bias, needs_input_grad):
+    dx = x.new_empty(x.shape) if needs_input_grad else x.new_empty((0,))
+    db = weight.new_empty((weight.shape[0],)) if has_bias else weight.new_empty((0,))
+    return dx, weight.new_empty(weight.shape), db
+
+
+def _linear_setup(ctx, inputs, output):
+    x, weight, bias, activation = inputs
+    y, aux = output
+    ctx.save_for_backward(x, weight, y, aux)
+    ctx.activation = activation
+    ctx.has_bias = bias is not None
+
+
+def _linear_backward(ctx, grad_y, grad_aux):
+    x, weight, y, aux = ctx.saved_tensors
+    dx, dw, db = torch.ops.gpula.linear_backward(grad_y, x, weight, y, aux, ctx.activation,
+                                                 ctx.has_bias, ctx.needs_input_grad[0])
+    return (dx if ctx.needs_input_grad[0] else None, dw if ctx.needs_input_grad[1] else None,
+            db if ctx.has_bias and ctx.needs_input_grad[2] else None, None)
+
+
+linear_op.register_autograd(_linear_backward, setup_context=_linear_setup)
+
+
+# ---- gpula::mlp ------------------------------------------------------------------------------
+
+@torch.library.custom_op("gpula::mlp", mutates_args=())
+def mlp_op(x: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tensor],
+           activation: str) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+    """Layers act(h @ W_i^T + b_i), no activation after the last; returns y, the hidden layers'
+    outputs (the inputs of layers 2...; x itself is not returned: an op's outputs may not alias
+    its inputs) and each hidden layer's aux output. biases: one per layer, or empty."""
+    h = x.reshape(-1, x.shape[-1])
+    hidden, auxes = [], []
+    for i, w in enumerate(weights):
+        last = i == len(weights) - 1
+        if i > 0:
+            hidden.append(h)
+        h, aux = _forward(h, w, biases[i] if biases else None, "none" if last else activation)
+        if not last:
+            auxes.append(aux)
+    return h.reshape(*x.shape[:-1], weights[-1].shape[0]), hidden, auxes
+
+
+@mlp_op.register_fake
+def _(x, weights, biases, activation):
+    h = x.reshape(-1, x.shape[-1])
+    hidden, auxes = [], []
+    for w in weights[:-1]:
+        auxes.append(_aux_like(h, w.shape[0], activation))
+        h = h.new_empty((h.shape[0], w.shape[0]))
+        hidden.append(h)
+    return x.new_empty((*x.shape[:-1], weights[-1].shape[0])), hidden, auxes
+
+
+@torch.library.custom_op("gpula::mlp_backward", mutates_args=())
+def mlp_backward_op(grad_y: torch.Tensor, inputs: list[torch.Tensor], weights: list[torch.Tensor],
+                    auxes: list[torch.Tensor], activation: str, has_bias: bool,
+                    needs_input_grad: bool) -> tuple[torch.Tensor, list[torch.Tensor],
+                                                     list[torch.Tensor]]:
+    """The chain of mlp_op backwards: layer i's GEMM for the gradient of its input applies layer
+    i-1's activation derivative and bias gradient in its epilogue; the last layer's bias
+    gradient rides on its weight-gradient GEMM (BGRADA)."""
+    layers = len(weights)
+    g = grad_y.reshape(-1, weights[-1].shape[0]).contiguous()
+    dws: list[torch.Tensor] = [None] * layers  # type: ignore[list-item]
+    dbs: list[torch.Tensor] = [None] * layers  # type: ignore[list-item]
+    dw, db = _weight_grad(g, inputs[-1], has_bias)
+    dws[-1], dbs[-1] = dw, db
+    dx = inputs[0].new_empty((0,))
+    for i in range(layers - 1, -1, -1):
+        if i > 0:
+            g, db_below = _input_grad(g, weights[i], auxes[i - 1], activation)
+            dw, _ = _weight_grad(g, inputs[i - 1], False)
+            dws[i - 1], dbs[i - 1] = dw, db_below
+        elif needs_input_grad:
+            dx, _ = _input_grad(g, weights[0], None, "none")
+    if not has_bias:
+        dbs = []
+    return dx, dws, dbs
+
+
+@mlp_backward_op.register_fake
+def _(grad_y, inputs, weights, auxes, activation, has_bias, needs_input_grad):
+    dx = inputs[0].new_empty(inputs[0].shape) if needs_input_grad else inputs[0].new_empty((0,))
+    dws = [w.new_empty(w.shape) for w in weights]
+    dbs = [w.new_empty((w.shape[0],)) for w in weights] if has_bias else []
+    return dx, dws, dbs
+
+
+def _mlp_setup(ctx, inputs, output):
+    x, weights, biases, activation = inputs
+    _, hidden, auxes = output
+    ctx.save_for_backward(x.reshape(-1, x.shape[-1]), *hidden, *weights, *auxes)
+    ctx.layers = len(weights)
+    ctx.activation = activation
+    ctx.has_bias = bool(biases)
+    ctx.x_shape = x.shape
+
+
+def _mlp_backward(ctx, grad_y, grad_hidden, grad_auxes):
+    saved = ctx.saved_tensors
+    n = ctx.layers
+    layer_inputs, weights, auxes = saved[:n], saved[n : 2 * n], saved[2 * n :]
+    dx, dws, dbs = torch.ops.gpula.mlp_backward(grad_y, list(layer_inputs), list(weights),
+                                                list(auxes), ctx.activation, ctx.has_bias,
+                                                ctx.needs_input_grad[0])
+    dx = dx.reshape(ctx.x_shape) if ctx.needs_input_grad[0] else None
+    return dx, list(dws), list(dbs), None
+
+
+mlp_op.register_autograd(_mlp_backward, setup_context=_mlp_setup)
