@@ -200,3 +200,60 @@ def test_svd_topk_routes(dt, caplog):
         np.testing.assert_allclose(s, ref, rtol=5e-3 if decay == 0.97 else _tol(dt) * 10)
         np.testing.assert_allclose(u.T @ u, np.eye(k), atol=_tol(dt) * 10)
         np.testing.assert_allclose(vh @ vh.T, np.eye(k), atol=_tol(dt) * 10)
+
+
+def _flat_kernel(n, rng):
+    # A wide RBF kernel of points in 20 dimensions: a few large eigenvalues, then a spectrum
+    # with no gap, where the subspace iteration for k = 30 stalls at its rounding floor.
+    x = rng.standard_normal((n, 20))
+    d = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    return np.exp(-d / 50.0)
+
+
+def test_eigh_topk_flat_spectrum_switches_to_full_and_warns_once(caplog, monkeypatch):
+    import logging
+
+    from gpula.linalg import _topk
+
+    monkeypatch.setattr(_topk, "_switched", set())
+    rng = np.random.default_rng(10)
+    a = _flat_kernel(400, rng)
+    ref = np.linalg.eigvalsh(a)
+    with caplog.at_level(logging.INFO, logger="gpula"):
+        for _ in range(2):
+            w, v = eigh_topk(a, k=30, method="subspace")
+            np.testing.assert_allclose(w, ref[-30:], atol=1e-12 * ref[-1])
+            assert np.linalg.norm(a @ v - v * w) <= 1e-10 * ref[-1]
+    switches = [r for r in caplog.records if "full eigh" in r.getMessage()]
+    assert [r.levelname for r in switches] == ["WARNING", "INFO"]
+    assert "stalled" in switches[0].getMessage()
+    # Stopped within a few iterations, not max_iter's 30.
+    assert int(switches[0].getMessage().split(" after ")[1].split()[0]) <= 8
+
+
+def test_eigh_topk_auto_cost_model():
+    """auto takes the full eigh where three subspace iterations cost more (a large k), the
+    subspace iteration where they are cheap, and within its budget switches instead of
+    spending many times the full eigh's work."""
+    from gpula.linalg._eigh import _budget
+
+    a = np.eye(1000)
+    assert not _budget(a, 100, False, {}).affordable(3)
+    assert _budget(a, 10, False, {}).affordable(3)
+    b = _budget(a, 10, False, {})
+    reasons = [b.give_up(1e12 / 10**i) for i in range(3)]
+    assert reasons == [None, None, None]  # falling fast
+    assert "stalled" in b.give_up(5e10)  # less than 4x below two iterations before
+    b = _budget(a, 10, False, {})
+    while (why := b.give_up(1e12)) is None or "stalled" in why:
+        b.errs.clear()  # never stalls: only the budget stops it
+    assert "cost of the full" in why and b.spent > b.full
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.complex128])
+def test_eigh_k_flat_spectrum_auto_matches_full(dt, caplog):
+    rng = np.random.default_rng(11)
+    a = _flat_kernel(300, rng).astype(dt)
+    w = gl.linalg.eigvalsh(a, k=20)
+    ref = np.linalg.eigvalsh(a)[-20:]
+    np.testing.assert_allclose(w, ref, atol=1e-12 * ref[-1])

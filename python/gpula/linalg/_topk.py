@@ -50,6 +50,62 @@ def check_common(op: str, a: Any, k: Any, options: Any) -> dict:
     return dict(options or {})
 
 
+# The full factorization's cost in units of the same machine's gemm flops, per n^3 (eigh) or
+# m n min(m, n) (svd), with vectors: LAPACK's reductions are half BLAS2 (about 12 on a CPU);
+# cuSOLVER's run far below cuBLAS's gemm rate (about 60). Without vectors about half.
+_FULL_COST = {"cpu": 12.0, "gpu": 60.0}
+# Relative weight of an n x b QR's 4 n b^2 flops (panel factorizations) and of a matrix-vector
+# product's 2 n^2 (memory bound) against gemm's.
+QR_WEIGHT = 3.0
+GEMV_WEIGHT = 5.0
+
+_switched: set = set()
+
+
+def full_cost(a: Any, size: float, vectors: bool) -> float:
+    """The modelled cost of the full factorization of a, whose size (n^3 or m n min(m, n)) is
+    given, in gemm flops."""
+    c = _FULL_COST["gpu" if _interop.is_gpu_array(a) else "cpu"] * size
+    return c if vectors else c / 2
+
+
+def log_switch(op: str, msg: str) -> None:
+    """Logs a top-k solver's switch to the full factorization: a WARNING the first time per op
+    in a process, INFO after that (a loop over many such matrices is told once)."""
+    if op in _switched:
+        _log.info("[%s] %s", op, msg)
+    else:
+        _switched.add(op)
+        _log.warning("[%s] %s (logged once; later switches at INFO)", op, msg)
+
+
+class Budget:
+    """The work an iterative top-k solver may spend before the full factorization is the cheaper
+    way, in gemm flops (the model above): `full` is the budget, `step` one iteration's cost,
+    `spent` the start's. give_up() after each iteration says when to stop: the budget is spent,
+    or the error stalls (it fell less than 4x over the last two iterations: a solver held at its
+    rounding floor). Convergence speeds up as the subspace improves, so no rate is
+    extrapolated from the first iterations."""
+
+    def __init__(self, full: float, step: float, spent: float = 0.0) -> None:
+        self.full, self.step, self.spent = full, step, spent
+        self.errs: list = []
+
+    def affordable(self, steps: float) -> bool:
+        return self.spent + steps * self.step <= self.full
+
+    def give_up(self, err: float) -> str | None:
+        """err: this iteration's error over the tolerance (converged at <= 1). None to go on,
+        else why not."""
+        self.spent += self.step
+        self.errs.append(err)
+        if len(self.errs) >= 3 and err > self.errs[-3] / 4:
+            return f"stalled (error {err:.3g} x tol, {self.errs[-3]:.3g} two iterations before)"
+        if not self.affordable(1):
+            return "went past the cost of the full factorization"
+        return None
+
+
 def host_memory(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Turns NumPy's MemoryError (the random start, the host-side small problems) into
     gl.OutOfMemory naming the operation and a."""
