@@ -97,7 +97,7 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	@echo "== installing the test tools into $(VENV)"
 	$(PIP) $(TEST_PY_PACKAGES)
 	@if [ -n "$(HAVE_GPU)" ]; then $(PIP) $(TORCH); \
-	else $(PIP) --index-url $(TORCH_CPU_INDEX) $(TORCH) 2>/dev/null \
+	else $(PIP) --timeout 15 --retries 1 --index-url $(TORCH_CPU_INDEX) $(TORCH) 2>/dev/null \
 	  || { echo "== PyTorch's CPU index not reachable: torch from PyPI"; $(PIP) $(TORCH); }; fi
 	@touch $@
 
