@@ -48,8 +48,8 @@ CUDA_PY_PACKAGES := $(if $(filter 1,$(WITH_CUDA)),nvidia-cudss-cu13)
 # make test adds the test tools: pytest, SciPy (the references), mypy (tests/python/
 # test_typing.py: mypy --strict on a user script) and torch (the tests with PyTorch operands,
 # which would otherwise skip). With a GPU torch comes from PyPI, whose Linux wheel brings CUDA
-# libraries and triton (about 4 GB); without one from PyTorch's CPU index (about 0.7 GB), or from
-# PyPI where that index is not reachable.
+# libraries and triton (5.6 GB in .venv, 2026-12); without one from PyTorch's CPU index (no
+# nvidia-* or triton), or from PyPI where that index is not reachable.
 TEST_PY_PACKAGES := 'pytest>=7' 'scipy>=1.10' 'mypy>=1.10'
 TORCH := 'torch>=2.2'
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
