@@ -6,6 +6,10 @@
 #   make demo   installs what is missing, pip-installs the package into .venv and runs the MLP
 #               demo (on the GPU when there is one, else on the CPU).
 #
+# Only what the machine can use is installed: the CUDA wheels (cuDSS) only where nvcc or a GPU
+# is, the test tools (pytest, mypy, torch) only for `make test`, torch's CPU build where there is
+# no GPU. Both build in one folder ($(BUILD)): the pip install of the package reuses the C++
+# build of `make test` (and `make test` the one of `make demo`), so nothing is compiled twice.
 # Everything else here is a step of those two.
 
 SHELL := /bin/bash
@@ -22,20 +26,33 @@ CMAKE_FLAGS ?=
 # Debian packages the build needs; only missing ones are installed.
 APT_PACKAGES := cmake g++ make libopenblas-dev libdlpack-dev libgtest-dev
 APT_PACKAGES += libsuitesparse-dev
-# Python packages of the local environment (build backend and test tools; no build isolation,
-# so pip needs no network for the build itself once these are in).
-PY_PACKAGES := 'numpy>=1.24' 'scipy>=1.10' 'nanobind>=2.4' 'scikit-build-core>=0.10' \
-               'pytest>=7' 'ml_dtypes>=0.4'
-# scipy-openblas32: the dense BLAS/LAPACK the C++ library links (CMakeLists.txt says why); from
-# 0.3.34 on it exports no OpenBLAS internals unprefixed (older ones crash SuiteSparse's OpenBLAS,
-# tests/python/test_openblas_symbols.py).
-PY_PACKAGES += 'scipy-openblas32>=0.3.34' nvidia-cudss-cu13
-# mypy: tests/python/test_typing.py (mypy --strict on a user script); torch: the tests with
-# PyTorch operands, which CI would otherwise skip. torch comes from PyPI, whose Linux wheel
-# brings CUDA libraries and triton (the CPU-only index is not reachable from every machine):
-# torch 2.15 and mypy took 3.9 min on the 2-core development VM (2026-12), .venv 5.8 GB
-# (torch 1.2, nvidia-* 3.2 with cuDSS, triton 1.0). It pins the nvidia-* versions (cuBLAS too).
-PY_PACKAGES += 'mypy>=1.10' 'torch>=2.2'
+# What the machine can use: nvcc (CMake also looks in /usr/local/cuda/bin) and a GPU (a driver
+# that lists one). WITH_CUDA=0 on the command line builds and installs as on a CPU-only machine.
+HAVE_NVCC := $(shell command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] && echo 1)
+HAVE_GPU := $(shell nvidia-smi -L 2>/dev/null | grep -q GPU && echo 1)
+WITH_CUDA ?= $(if $(HAVE_NVCC)$(HAVE_GPU),1,0)
+# The CUDA backend is compiled where nvcc is (CI compiles it without a GPU); the pip build gets
+# the same setting through CMAKE_ARGS, so both builds of the one folder agree.
+GPULA_CUDA := $(if $(filter 1,$(WITH_CUDA)),AUTO,OFF)
+
+# Python packages of the local environment; no build isolation, so pip needs no network for
+# the build itself once these are in. Build and run (make demo): the build backend, NumPy and
+# scipy-openblas32 (the dense BLAS/LAPACK the C++ library links, CMakeLists.txt says why; from
+# 0.3.34 on it exports no OpenBLAS internals unprefixed: older ones crash SuiteSparse's
+# OpenBLAS, tests/python/test_openblas_symbols.py), ml_dtypes for the demo's --dtype bfloat16.
+PY_PACKAGES := 'numpy>=1.24' 'nanobind>=2.4' 'scikit-build-core>=0.10' \
+               'scipy-openblas32>=0.3.34' 'ml_dtypes>=0.4'
+# cuDSS (the CUDA sparse direct solver; its headers come from the wheel, cmake/gpula_cudss.cmake):
+# only where the CUDA backend is built.
+CUDA_PY_PACKAGES := $(if $(filter 1,$(WITH_CUDA)),nvidia-cudss-cu13)
+# make test adds the test tools: pytest, SciPy (the references), mypy (tests/python/
+# test_typing.py: mypy --strict on a user script) and torch (the tests with PyTorch operands,
+# which would otherwise skip). With a GPU torch comes from PyPI, whose Linux wheel brings CUDA
+# libraries and triton (5.6 GB in .venv, 2026-12); without one from PyTorch's CPU index (no
+# nvidia-* or triton), or from PyPI where that index is not reachable.
+TEST_PY_PACKAGES := 'pytest>=7' 'scipy>=1.10' 'mypy>=1.10'
+TORCH := 'torch>=2.2'
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 
 export CMAKE_BUILD_PARALLEL_LEVEL := $(JOBS)
 
@@ -66,18 +83,33 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-# The venv is (re)filled when this Makefile changes (the package list lives here).
+# The venv is (re)filled when this Makefile changes (the package lists live here): what the
+# build and the demo need, then (make test) the test tools.
+PIP := $(VPY) -m pip install -q --disable-pip-version-check
+
 $(VENV)/.installed: Makefile | deps
 	@[ -x $(VPY) ] || { echo "== creating $(VENV)"; $(PYTHON) -m venv $(VENV); }
 	@echo "== installing Python packages into $(VENV)"
-	$(VPY) -m pip install -q --disable-pip-version-check $(PY_PACKAGES)
+	$(PIP) $(PY_PACKAGES) $(CUDA_PY_PACKAGES)
+	@touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	@echo "== installing the test tools into $(VENV)"
+	$(PIP) $(TEST_PY_PACKAGES)
+	@if [ -n "$(HAVE_GPU)" ]; then $(PIP) $(TORCH); \
+	else $(PIP) --timeout 15 --retries 1 --index-url $(TORCH_CPU_INDEX) $(TORCH) 2>/dev/null \
+	  || { echo "== PyTorch's CPU index not reachable: torch from PyPI"; $(PIP) $(TORCH); }; fi
 	@touch $@
 
 # ---- C++ ---------------------------------------------------------------------------------------
 
 # The venv's Python tells CMake where scipy-openblas32 (and cuDSS) are.
+# The options pip's build (pyproject.toml) turns off are named here, so that the two builds share
+# the folder and its objects (each only reconfigures it); the Python extension is built here too.
 cpp-build: $(VENV)/.installed
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(abspath $(VPY)) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(abspath $(VPY)) \
+	  -DGPULA_CUDA=$(GPULA_CUDA) -DGPULA_BUILD_PYTHON=ON -DGPULA_BUILD_TESTS=ON \
+	  -DGPULA_BUILD_BENCH=ON -DGPULA_BUILD_EXAMPLES=ON $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j$(JOBS)
 
 cpp-test: cpp-build
@@ -104,14 +136,16 @@ fuzz: $(VENV)/.installed
 
 # ---- Python ------------------------------------------------------------------------------------
 
-# scikit-build-core builds in its own persistent directory (pyproject's build-dir), so a second
-# `make` rebuilds only what changed.
+# scikit-build-core builds in $(BUILD), the folder of cpp-build (one generator for both), so
+# after `make test` it compiles nothing, and a second `make` rebuilds only what changed.
+export CMAKE_GENERATOR := Unix Makefiles
 py-install: $(VENV)/.installed
 	@echo "== building and installing the gpula Python package into $(VENV)"
-	$(VPY) -m pip install --disable-pip-version-check --no-build-isolation --no-deps .
+	CMAKE_ARGS="-DGPULA_CUDA=$(GPULA_CUDA) $(CMAKE_FLAGS)" $(VPY) -m pip install \
+	  --disable-pip-version-check --no-build-isolation --no-deps -C build-dir=$(BUILD) .
 
 # pytest's exit code 5 means "no tests collected": not a failure while tests/python is empty.
-py-test: py-install
+py-test: $(VENV)/.installed-test py-install
 	@rc=0; $(VPY) -m pytest tests/python -ra || rc=$$?; \
 	if [ $$rc = 5 ]; then echo "pytest: no Python tests collected"; rc=0; fi; exit $$rc
 

@@ -200,3 +200,128 @@ def test_svd_topk_routes(dt, caplog):
         np.testing.assert_allclose(s, ref, rtol=5e-3 if decay == 0.97 else _tol(dt) * 10)
         np.testing.assert_allclose(u.T @ u, np.eye(k), atol=_tol(dt) * 10)
         np.testing.assert_allclose(vh @ vh.T, np.eye(k), atol=_tol(dt) * 10)
+
+
+def _flat_kernel(n, rng):
+    # A wide RBF kernel of points in 20 dimensions: a few large eigenvalues, then a spectrum
+    # with no gap, where the subspace iteration for k = 30 stalls at its rounding floor.
+    x = rng.standard_normal((n, 20))
+    d = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    return np.exp(-d / 50.0)
+
+
+def test_eigh_topk_flat_spectrum_switches_to_full_and_warns_once(caplog, monkeypatch):
+    import logging
+
+    from gpula.linalg import _topk
+
+    monkeypatch.setattr(_topk, "_switched", set())
+    rng = np.random.default_rng(10)
+    a = _flat_kernel(400, rng)
+    ref = np.linalg.eigvalsh(a)
+    with caplog.at_level(logging.INFO, logger="gpula"):
+        for _ in range(2):
+            w, v = eigh_topk(a, k=30, method="subspace")
+            np.testing.assert_allclose(w, ref[-30:], atol=1e-12 * ref[-1])
+            assert np.linalg.norm(a @ v - v * w) <= 1e-10 * ref[-1]
+    switches = [r for r in caplog.records if "full eigh" in r.getMessage()]
+    assert [r.levelname for r in switches] == ["WARNING", "INFO"]
+    assert "stalled" in switches[0].getMessage()
+    # Stopped within a few iterations, not max_iter's 30.
+    assert int(switches[0].getMessage().split(" after ")[1].split()[0]) <= 8
+
+
+def test_eigh_topk_auto_cost_model():
+    """auto takes the full eigh where three subspace iterations cost more (a large k), the
+    subspace iteration where they are cheap, and within its budget switches instead of
+    spending many times the full eigh's work."""
+    from gpula.linalg._eigh import _budget
+
+    a = np.eye(1000)
+    assert not _budget(a, 100, False, {}).affordable(3)
+    assert _budget(a, 10, False, {}).affordable(3)
+    b = _budget(a, 10, False, {})
+    reasons = [b.give_up(1e12 / 10**i) for i in range(3)]
+    assert reasons == [None, None, None]  # falling fast
+    assert "stalled" in b.give_up(5e10)  # less than 4x below two iterations before
+    b = _budget(a, 10, False, {})
+    while (why := b.give_up(1e12)) is None or "stalled" in why:
+        b.errs.clear()  # never stalls: only the budget stops it
+    assert "cost of the full" in why and b.spent <= b.full < b.spent + b.step
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.complex128])
+def test_eigh_k_flat_spectrum_auto_matches_full(dt, caplog):
+    rng = np.random.default_rng(11)
+    a = _flat_kernel(300, rng).astype(dt)
+    w = gl.linalg.eigvalsh(a, k=20)
+    ref = np.linalg.eigvalsh(a)[-20:]
+    np.testing.assert_allclose(w, ref, atol=1e-12 * ref[-1])
+
+
+def _slow_decay(rng, m, n, dt, batch=()):
+    # A slowly decaying spectrum (0.97^j): the fixed power iterations leave ~1e-3 errors.
+    u, _ = np.linalg.qr(rng.standard_normal(batch + (m, n)))
+    v, _ = np.linalg.qr(rng.standard_normal(batch + (n, n)))
+    if np.issubdtype(dt, np.complexfloating):
+        u = u * np.exp(0.5j)
+    return ((u * 0.97 ** np.arange(n)) @ np.swapaxes(v, -1, -2)).astype(dt)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("tol", [1e-3, 1e-6, 0.0])
+def test_svd_k_tol_bounds_the_error(dt, tol):
+    import scipy.sparse.linalg as spl
+
+    rng = np.random.default_rng(12)
+    a = _slow_decay(rng, 150, 100, dt)
+    k = 5
+    u, s, vh = gl.linalg.svd(a, k=k, tol=tol)
+    ref = np.linalg.svd(a.astype(np.complex128), compute_uv=False)[:k]
+    floor = 10 * np.sqrt(150) * np.finfo(np.real(np.ones(1, dt)).dtype).eps
+    bound = max(tol, floor) * ref[0]
+    assert np.max(np.abs(s - ref)) <= bound * (1 + 1e-6) + 4 * floor * ref[0]
+    np.testing.assert_allclose(u.conj().T @ u, np.eye(k), atol=_tol(dt) * 10)
+    np.testing.assert_allclose(vh @ vh.conj().T, np.eye(k), atol=_tol(dt) * 10)
+    assert np.linalg.norm(a @ vh.conj().T - u * s) <= max(bound, _tol(dt) * ref[0]) * 10
+    if dt == np.float64:  # the same values as ARPACK's svds to the tolerance
+        s_arpack = np.sort(spl.svds(a, k=k, return_singular_vectors=False))[::-1]
+        assert np.max(np.abs(s - s_arpack)) <= bound * 2 + 1e-13
+
+
+def test_svd_k_tol_beats_the_default_and_batches():
+    rng = np.random.default_rng(13)
+    a = _slow_decay(rng, 120, 90, np.float64, batch=(2,))
+    ref = np.linalg.svd(a, compute_uv=False)[..., :8]
+    loose = gl.linalg.svd(a, k=8, compute_uv=False)
+    tight = gl.linalg.svd(a, k=8, compute_uv=False, tol=1e-9)
+    assert tight.shape == (2, 8)
+    assert np.max(np.abs(tight - ref)) <= 1e-9 * ref[..., :1].max()
+    assert np.max(np.abs(tight - ref)) < np.max(np.abs(loose - ref)) / 100
+    e = gl.linalg.svd(np.zeros((0, 6, 4)), k=2, tol=1e-6)
+    assert e[1].shape == (0, 2)
+
+
+def test_svd_k_tol_switches_to_full_or_raises(caplog):
+    import logging
+
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((200, 150))  # no decay at all: the full SVD is cheaper
+    with caplog.at_level(logging.INFO, logger="gpula"):
+        s = gl.linalg.svd(x, k=30, tol=1e-10, compute_uv=False)
+    np.testing.assert_allclose(s, np.linalg.svd(x, compute_uv=False)[:30], rtol=1e-12)
+    assert "full SVD" in caplog.text
+    # Without a full SVD to switch to (svd_topk called directly), max_iter ends it.
+    with pytest.raises(gl.LinAlgError, match=r"\[linalg.svd\] tol .* max_iter"):
+        svd_topk(x, k=30, tol=1e-10, options={"max_iter": 2})
+
+
+@pytest.mark.parametrize("tol", [-1e-3, 1.0, True, "1e-3", float("nan")])
+def test_svd_tol_errors(tol):
+    with pytest.raises(ValueError, match=r"\[linalg.svd\] tol"):
+        gl.linalg.svd(np.eye(6), k=2, tol=tol)
+
+
+def test_svd_tol_needs_k():
+    with pytest.raises(ValueError, match=r"\[linalg.svd\] tol .* with k"):
+        gl.linalg.svd(np.eye(6), tol=1e-6)

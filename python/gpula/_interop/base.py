@@ -18,22 +18,31 @@ import numpy as np
 
 from .._gpula import DTypeError, InvalidArgument
 
-try:
-    import ml_dtypes as _ml
-except ImportError:  # optional: bfloat16/float8 arrays in NumPy need it
-    _ml = None
-
-# ml_dtypes' types, by gpula dtype name, and the uint view that carries each through DLPack.
+# ml_dtypes' types by gpula dtype name, and the uint view that carries each through DLPack.
+# ml_dtypes itself is imported only when a result of one of these types is made in NumPy
+# (numpy_dtype): importing it costs about 0.5 s, most of `import gpula` otherwise. An operand
+# of such a type needs no import: its producer has loaded ml_dtypes already.
 ML_NAMES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
 UINT_VIEW = {16: np.uint16, 8: np.uint8}
 
+# The NumPy dtypes every NumPy has, by gpula dtype name.
 NUMPY_DTYPES: dict[str, Any] = {
     n: np.dtype(n)
     for n in ("float16", "float32", "float64", "complex64", "complex128", "uint8", "int32", "int64")
 }
-if _ml is not None:
-    for _n in ML_NAMES:
-        NUMPY_DTYPES[_n] = np.dtype(getattr(_ml, _n))
+
+
+def numpy_dtype(name: str) -> Any:
+    """The NumPy dtype of gpula dtype `name` (ml_dtypes' for bfloat16/float8, imported here on
+    first use), or None where NumPy has none (ml_dtypes missing, or an unknown name)."""
+    dt = NUMPY_DTYPES.get(name)
+    if dt is None and name in ML_NAMES:
+        try:
+            import ml_dtypes
+        except ImportError:  # optional: bfloat16/float8 arrays in NumPy need it
+            return None
+        dt = NUMPY_DTYPES[name] = np.dtype(getattr(ml_dtypes, name))
+    return dt
 
 
 # For callers that do not pass `op`/`arg` (older call sites): a neutral name, never another

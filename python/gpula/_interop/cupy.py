@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._gpula import DTypeError
-from .base import DEFAULT_OP, ML_NAMES, NUMPY_DTYPES, Package
+from .base import DEFAULT_OP, NUMPY_DTYPES, Package
 
 
 class CupyPackage(Package):
@@ -36,7 +36,7 @@ class CupyPackage(Package):
         return int(name.split(":")[1])
 
     def allocator(self, shape, dtype, device, op=DEFAULT_OP):
-        if dtype not in NUMPY_DTYPES or dtype in ML_NAMES:
+        if dtype not in NUMPY_DTYPES:  # no ml_dtypes names: CuPy has no such arrays
             raise DTypeError(f"[{op}] CuPy has no {dtype} arrays")
         cp, dt = self.cupy, np.dtype(dtype)
         get_device = cp.cuda.runtime.getDevice

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._gpula import DTypeError
-from .base import DEFAULT_OP, ML_NAMES, NUMPY_DTYPES, UINT_VIEW, Package
+from .base import DEFAULT_OP, ML_NAMES, UINT_VIEW, Package, numpy_dtype
 
 
 class NumpyPackage(Package):
@@ -32,7 +32,7 @@ class NumpyPackage(Package):
         return None
 
     def allocator(self, shape, dtype, device, op=DEFAULT_OP):
-        dt = NUMPY_DTYPES.get(dtype)
+        dt = numpy_dtype(dtype)
         if dt is None:
             raise DTypeError(
                 f"[{op}] a {dtype} result in NumPy needs ml_dtypes (pip install ml_dtypes)"
@@ -40,7 +40,7 @@ class NumpyPackage(Package):
         return functools.partial(np.empty, shape, dt)
 
     def empty(self, shape, dtype, device, op=DEFAULT_OP):
-        dt = NUMPY_DTYPES.get(dtype)
+        dt = numpy_dtype(dtype)
         if dt is None:
             return self.allocator(shape, dtype, device, op)()
         return np.empty(shape, dt)

@@ -7,8 +7,14 @@ part of the spectrum (d gpula matmuls of A with an n x b block), a QR re-orthono
 Rayleigh-Ritz step (one more matmul, a small b x b eigh on the host). Converged when every wanted
 residual ||A v - v w|| <= tol ||A|| (tol = 10 sqrt(n) eps, ||A|| the Lanczos bound). Cost
 O(n^2 b d) per iteration, growing with k; convergence depends on the gap between the k-th and
-the (b+1)-th eigenvalue: fast for decaying spectra (PCA, kernels), slow for flat ones, where the
-predicted rate stops it early and the full eigh runs instead (logged), returning the slice.
+the (b+1)-th eigenvalue: fast for decaying spectra (PCA, kernels), slow for flat ones.
+
+method="auto" weighs both routes in gemm flops (_topk.Budget): it runs the full eigh straight
+away where three iterations would cost more, and otherwise gives the iteration the full eigh's
+cost as its budget, switching to the full eigh (returning the slice) as soon as the iterations
+still needed at the observed rate of convergence, or a stall, would go past it; so a flat
+spectrum costs at most about twice the full eigh, never many times it. The switch is logged as
+a WARNING once per process, at INFO after that.
 
 The random start is seeded (options["seed"], default 0): results are deterministic.
 """
@@ -38,7 +44,18 @@ from ._operands import (
     with_info,
 )
 from ._results import EighResult
-from ._topk import check_common, empty_results, host_memory, orth, randn
+from ._topk import (
+    GEMV_WEIGHT,
+    QR_WEIGHT,
+    Budget,
+    check_common,
+    empty_results,
+    full_cost,
+    host_memory,
+    log_switch,
+    orth,
+    randn,
+)
 
 _log = logging.getLogger("gpula")
 
@@ -147,8 +164,9 @@ def eigh_topk(
 ) -> Any:
     """The k largest (or smallest) eigenpairs of Hermitian ``a``: ``(w (..., k) ascending,
     v (..., n, k))``, or ``w``. method: "subspace" (Chebyshev-filtered block subspace iteration +
-    Rayleigh-Ritz, falling back to "full" when it would not converge), "full" (full eigh,
-    sliced); "auto" is "subspace" for k <= n / 4, else "full". options: {"tol": residual
+    Rayleigh-Ritz, falling back to "full" when it stalls or would not converge within max_iter),
+    "full" (full eigh, sliced); "auto" is "subspace" for k <= n / 4 where the cost model expects
+    it to be cheaper, with a budget of the full eigh's cost (see the module), else "full". options: {"tol": residual
     tolerance relative to ||A|| (default 10 sqrt(n) eps), "max_iter": 30, "degree": 12,
     "block": k + max(16, k // 2), "lanczos_steps": 24, "seed": 0}."""
     opts = check_common("eigh", a, k, options)
@@ -167,8 +185,9 @@ def eigh_topk(
         raise InvalidArgument(
             f"[linalg.eigh] method: expected one of {_EIGH_METHODS}, got {method!r}"
         )
+    budget = _budget(a, k, eigvals_only, opts) if method == "auto" else Budget(np.inf, 0.0)
     if method == "auto":
-        method = "subspace" if 4 * k <= n else "full"
+        method = "subspace" if 4 * k <= n and budget.affordable(3) else "full"
         _log.info("[linalg.eigh] auto: method %s (k=%d, n=%d)", method, k, n)
     sel = slice(n - k, n) if which == "largest" else slice(0, k)
     batch = tuple(a.shape[:-2])
@@ -176,14 +195,26 @@ def eigh_topk(
         w, v = empty_results(a, (batch + (k,), batch + (n, k)), (True, False))
         return w if eigvals_only else (w, v)
     if method == "subspace":
-        out = _subspace(a, k, which, lower, opts)
-        if out is not None:
+        out = _subspace(a, k, which, lower, opts, budget)
+        if not isinstance(out, str):
             w, v = out
             return w if eigvals_only else (w, v)
-        _log.warning("[linalg.eigh] subspace iteration did not converge; full eigh")
+        log_switch("linalg.eigh", f"subspace iteration {out}; full eigh")
     w, v = _eigh_full(a, lower)
     w = contig(w[..., sel])
     return w if eigvals_only else (w, contig(v[..., :, sel]))
+
+
+def _budget(a: Any, k: int, eigvals_only: bool, opts: dict) -> Budget:
+    """The cost model of _subspace for a (gemm flops per matrix): an iteration is degree + 2
+    products of A with the n x b block, a QR of it and three n x b x b products; the start is
+    the Lanczos steps (matrix-vector products) and a QR."""
+    n = float(a.shape[-1])
+    b = min(float(opts.get("block", k + max(16, k // 2))), n)
+    d = float(opts.get("degree", 12)) if n > b else 0.0
+    step = (d + 2) * 2 * n * n * b + (QR_WEIGHT * 4 + 6) * n * b * b
+    start = GEMV_WEIGHT * float(opts.get("lanczos_steps", 24)) * 2 * n * n + QR_WEIGHT * 4 * n * b * b
+    return Budget(full_cost(a, n**3, not eigvals_only), step, start)
 
 
 def _eigh_full(a: Any, lower: bool) -> tuple:
@@ -272,10 +303,11 @@ def _cheb_filter(
     return y
 
 
-def _subspace(a: Any, k: int, which: str, lower: bool, opts: dict) -> Any:
+def _subspace(a: Any, k: int, which: str, lower: bool, opts: dict, budget: Budget) -> Any:
     """Chebyshev-filtered subspace iteration (CheFSI) with Rayleigh-Ritz on C = -A (largest) or
-    C = A (smallest), whose wanted eigenvalues are then the smallest. Returns (w, v) or None
-    when it would not converge within max_iter (the caller then runs the full eigh)."""
+    C = A (smallest), whose wanted eigenvalues are then the smallest. Returns (w, v), or why it
+    stopped short (a str: not within max_iter, or past the budget; the caller then runs the
+    full eigh)."""
     n = int(a.shape[-1])
     rdt = real_np_dtype(a)
     dt = np_dtype(a)
@@ -340,13 +372,11 @@ def _subspace(a: Any, k: int, which: str, lower: bool, opts: dict) -> Any:
         z = np.abs((theta[..., k - 1] - (high + cut) / 2) / e)
         rate = np.min(np.cosh(degree * np.arccosh(np.maximum(z, 1.0))))
         if rate < 1.0 + 1e-3 or np.log(max(worst, 1.0)) / np.log(rate) > 2 * (max_iter - it - 1):
-            _log.info(
-                "[linalg.eigh] predicted rate %.3g per iteration too slow after %d iterations",
-                rate,
-                it + 1,
-            )
-            break
-    return None
+            return f"would not converge (predicted rate {rate:.3g}) after {it + 1} iterations"
+        why = budget.give_up(worst)
+        if why is not None:
+            return f"{why} after {it + 1} iterations"
+    return f"did not converge in {max_iter} iterations"
 
 
 __all__ = ["eigh", "eigvalsh", "eigh_topk"]

@@ -41,7 +41,11 @@ def _topk(
     device: Any,
     fallback: Any,
     stream: Any,
+    tol: Any,
 ) -> Any:
+    if tol is not None and (isinstance(tol, (bool, np.bool_)) or not isinstance(
+            tol, (int, float, np.integer, np.floating)) or not 0 <= tol < 1):
+        raise InvalidArgument(f"[linalg.svd] tol must be a float in [0, 1) or None, got {tol!r}")
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InvalidArgument(f"[linalg.svd] k must be a positive int or None, got {k!r}")
     shape = tuple(a.shape)
@@ -70,7 +74,8 @@ def _topk(
             "[linalg.svd] device and fallback cannot be combined with k: the "
             "top-k SVD runs where the data lives"
         )
-    r = svd_topk(a, k=int(k), compute_uv=compute_uv, stream=stream)
+    r = svd_topk(a, k=int(k), compute_uv=compute_uv, tol=tol, stream=stream,
+                 full=lambda x: svd(x, False, compute_uv, check_finite=False))
     return SVDResult(*r) if compute_uv else r
 
 
@@ -80,6 +85,7 @@ def svd(
     compute_uv: bool = True,
     *,
     k: int | None = None,
+    tol: float | None = None,
     method: str = "auto",
     check_finite: bool = True,
     check_info: bool = True,
@@ -119,7 +125,14 @@ def svd(
     With ``k`` (an int, 1 <= k <= K): only the k largest singular triplets, ``u (..., m, k)``,
     ``s (..., k)``, ``vh (..., k, n)``, through gpula.linalg._topk.svd_topk (randomized range
     finder with power iterations); it takes neither full_matrices=True, a method other than
-    "auto", check_info=False, nor device/fallback.
+    "auto", check_info=False, nor device/fallback. Its accuracy: with ``tol=None`` a fixed number
+    of power iterations (fast; singular values good to about 1e-2 relative where the spectrum
+    decays slowly, to working precision where it decays fast); with ``tol`` (a float in [0, 1),
+    0 meaning working precision, as scipy.sparse.linalg.svds) it iterates until every returned
+    singular value is within ``tol * s[0]`` of the exact one (the residual
+    ``||a v - u s||_F <= tol * s[0]`` bounds it; vectors to about ``tol * s[0]`` over the gap to
+    the next singular value), switching to the full SVD (sliced, logged) where that is cheaper.
+    ``tol`` is only accepted with ``k``.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -137,7 +150,9 @@ def svd(
     uv = flag("svd", "compute_uv", compute_uv)
     (a,) = operands_of("svd", check_finite, a=a)
     if k is not None:
-        return _topk(a, k, full, uv, method, check_info, device, fallback, stream)
+        return _topk(a, k, full, uv, method, check_info, device, fallback, stream, tol)
+    if tol is not None:
+        raise InvalidArgument("[linalg.svd] tol is the accuracy of the top-k SVD: pass it with k")
     if _gram("svd", a, full, method, check_info, device, fallback, stream):
         r = svd_gram(a, full, uv, lambda x: svd(x, full, uv, method="gesvd", check_finite=False))
         return SVDResult(*r) if uv else r

@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _interop
-from .._gpula import DTypeError, InvalidArgument, OutOfMemory
+from .._gpula import DTypeError, InvalidArgument, LinAlgError, OutOfMemory
 from ._operands import adj, astype, contig, is_complex, like, mm, np_dtype, real_np_dtype, to_host
 from ._qr import qr
 
@@ -48,6 +48,69 @@ def check_common(op: str, a: Any, k: Any, options: Any) -> dict:
     if options is not None and not isinstance(options, dict):
         raise InvalidArgument(f"[linalg.{op}] options: expected a dict or None, got {options!r}")
     return dict(options or {})
+
+
+# The full factorization's cost in units of the same machine's gemm flops, per n^3 (eigh) or
+# m n min(m, n) (svd), with vectors: LAPACK's reductions are half BLAS2 (about 12 on a CPU);
+# cuSOLVER's run far below cuBLAS's gemm rate (about 60). Without vectors about half.
+_FULL_COST = {"cpu": 12.0, "gpu": 60.0}
+# Relative weight of an n x b QR's 4 n b^2 flops (panel factorizations) and of a matrix-vector
+# product's 2 n^2 (memory bound) against gemm's.
+QR_WEIGHT = 3.0
+GEMV_WEIGHT = 5.0
+
+_switched: set = set()
+
+
+def full_cost(a: Any, size: float, vectors: bool) -> float:
+    """The modelled cost of the full factorization of a, whose size (n^3 or m n min(m, n)) is
+    given, in gemm flops."""
+    c = _FULL_COST["gpu" if _interop.is_gpu_array(a) else "cpu"] * size
+    return c if vectors else c / 2
+
+
+def log_switch(op: str, msg: str) -> None:
+    """Logs a top-k solver's switch to the full factorization: a WARNING the first time per op
+    in a process, INFO after that (a loop over many such matrices is told once)."""
+    if op in _switched:
+        _log.info("[%s] %s", op, msg)
+    else:
+        _switched.add(op)
+        _log.warning("[%s] %s (logged once; later switches at INFO)", op, msg)
+
+
+class Budget:
+    """The work an iterative top-k solver may spend before the full factorization is the cheaper
+    way, in gemm flops (the model above): `full` is the budget, `step` one iteration's cost,
+    `spent` the start's. give_up() after each iteration says when to stop: the budget is spent,
+    the error stalls (it fell less than `stall` x over the last two iterations: a solver held at
+    its rounding floor), or, with `extrapolate` (for linear convergence, as the power
+    iteration's; the Chebyshev iteration's speeds up as its filter improves), the iterations
+    still needed at the rate of the last two would spend past the budget."""
+
+    def __init__(self, full: float, step: float, spent: float = 0.0, stall: float = 4.0,
+                 extrapolate: bool = False) -> None:
+        self.full, self.step, self.spent = full, step, spent
+        self.stall, self.extrapolate = stall, extrapolate
+        self.errs: list = []
+
+    def affordable(self, steps: float) -> bool:
+        return self.spent + steps * self.step <= self.full
+
+    def give_up(self, err: float) -> str | None:
+        """err: this iteration's error over the tolerance (converged at <= 1). None to go on,
+        else why not."""
+        self.spent += self.step
+        self.errs.append(err)
+        if len(self.errs) >= 3 and err > self.errs[-3] / self.stall:
+            return f"stalled (error {err:.3g} x tol, {self.errs[-3]:.3g} two iterations before)"
+        if not self.affordable(1):
+            return "went past the cost of the full factorization"
+        if self.extrapolate and len(self.errs) >= 3:
+            need = np.ceil(np.log(err) / np.log(self.errs[-3] / err) * 2)
+            if not self.affordable(need):
+                return f"would need {need:.0f} more iterations, past the cost of the full one"
+        return None
 
 
 def host_memory(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -103,6 +166,8 @@ def svd_topk(
     k: int,
     compute_uv: bool = True,
     method: str = "auto",
+    tol: float | None = None,
+    full: Callable[[Any], Any] | None = None,
     options: Any = None,
     stream: Any = None,
 ) -> Any:
@@ -114,6 +179,10 @@ def svd_topk(
     for float32/complex64, 4 for float64/complex128),
     "seed": 0}. For k >= min(m, n) / 2 the randomized subspace is the whole space and the result
     is exact to working precision.
+
+    tol (None: the fixed power_iterations above): iterate until every returned singular value
+    is within tol * s[0] of A's (see _svd_tol; 0 means working precision), or switch to
+    ``full`` (the full SVD, returning (u, s, vh) or s) where that is the cheaper way.
     """
     opts = check_common("svd", a, k, options)
     m, n = int(a.shape[-2]), int(a.shape[-1])
@@ -142,6 +211,8 @@ def svd_topk(
         return (u, s, vh) if compute_uv else s
     eps = float(np.finfo(real_np_dtype(a)).eps)
     omega = randn(a, batch + (n, ell), np_dtype(a), seed)
+    if tol is not None:
+        return _svd_tol(a, k, ell, omega, compute_uv, tol, int(opts.get("max_iter", 100)), full)
     ah = adj(a)
     qm, r = qr_of(mm(a, omega))
     # Orthonormalize after every product (randomized subspace iteration), unless the spread of
@@ -178,6 +249,60 @@ def svd_topk(
     u = mm(qm, like(a, ub))
     v = mm(bh, like(a, w))  # B^H u_j / sigma_j
     return u, like(a, s), contig(adj(v))
+
+
+def _svd_tol(a: Any, k: int, ell: int, omega: Any, compute_uv: bool, tol: float, max_iter: int,
+             full: Callable[[Any], Any] | None) -> Any:
+    """svd_topk to a tolerance: subspace iteration orthonormalized after every product. Each
+    round takes Z R = QR(A^H Q) and the SVD of the small R^H (B = Q^H A = R^H Z^H), so
+    U = Q U_R, V = Z V_R and A^H U = V S exactly; the residual A V - U S = (A Z) V_R - U S
+    (A Z is the next round's sample) then bounds the error of every returned singular value:
+    ||A V - U S||_F <= tol s[0] is the stopping test. A cost model (Budget) switches to the full
+    SVD, sliced, where the iteration stalls or would cost more."""
+    m, n = int(a.shape[-2]), int(a.shape[-1])
+    rdt = real_np_dtype(a)
+    tol = max(float(tol), 10 * np.sqrt(max(m, n)) * float(np.finfo(rdt).eps))
+    size = float(m) * n * min(m, n)
+    step = 4.0 * m * n * ell + QR_WEIGHT * 4 * (m + n) * ell * ell + 2.0 * m * ell * k
+    budget = Budget(full_cost(a, size, compute_uv), step, 2.0 * m * n * ell, 1.1, True)
+    if full is not None and not budget.affordable(2):
+        _log.info("[linalg.svd] tol: full SVD (k=%d, l=%d, m=%d, n=%d)", k, ell, m, n)
+        return _sliced(full(a), k, compute_uv)
+    qm = orth(mm(a, omega))
+    for it in range(max_iter):
+        z, r = qr_of(mm(adj(a), qm))
+        ur, s, vrh = np.linalg.svd(adj(to_host(r)))
+        ur_k, s_k, vr_k = ur[..., :, :k], s[..., :k], adj(vrh)[..., :, :k]
+        y = mm(a, z)
+        res = mm(y, like(a, np.ascontiguousarray(vr_k))) - mm(
+            qm, like(a, np.ascontiguousarray(ur_k * s_k[..., None, :]))
+        )
+        err = np.sqrt(to_host(abs(res) ** 2).sum(axis=(-2, -1)))
+        worst = float(np.max(err / np.maximum(tol * s[..., 0], np.finfo(rdt).tiny)))
+        if worst <= 1.0:
+            _log.info("[linalg.svd] tol %.3g reached in %d iterations", tol, it + 1)
+            s_out = like(a, np.ascontiguousarray(s_k).astype(rdt))
+            if not compute_uv:
+                return s_out
+            u = mm(qm, like(a, np.ascontiguousarray(ur_k)))
+            v = mm(z, like(a, np.ascontiguousarray(vr_k)))
+            return u, s_out, contig(adj(v))
+        why = budget.give_up(worst) if full is not None else None
+        if why is not None:
+            log_switch("linalg.svd", f"top-k iteration to tol {why} after {it + 1} iterations; "
+                       "full SVD")
+            return _sliced(full(a), k, compute_uv)
+        qm = orth(y)
+    raise LinAlgError(f"[linalg.svd] tol {tol:.3g} not reached in max_iter = {max_iter} "
+                      f"iterations (error {worst:.3g} x tol)")
+
+
+def _sliced(r: Any, k: int, compute_uv: bool) -> Any:
+    """The top k of a full (economy) SVD's result."""
+    if not compute_uv:
+        return contig(r[..., :k])
+    u, s, vh = r
+    return contig(u[..., :, :k]), contig(s[..., :k]), contig(vh[..., :k, :])
 
 
 def _spread(r: Any) -> float:
