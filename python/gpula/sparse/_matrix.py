@@ -48,6 +48,7 @@ from ._arrays import (  # noqa: F401  (re-exported: the sparse modules import th
     renamed,
     result_dtype,
 )
+from ._csr_ops import CsrOps, _csr_like, is_sparse  # noqa: F401  (is_sparse re-exported)
 
 
 def _values(data: Any, package: str, op: str) -> Any:
@@ -66,27 +67,7 @@ def _index(x: Any, package: str, name: str, op: str) -> Any:
     return _contiguous_1d(x, package)
 
 
-def _csr_like(x: Any) -> bool:
-    """A duck-typed CSR matrix: an object (not an array) with data, indices, indptr and shape."""
-    return not hasattr(x, "ndim") and all(
-        hasattr(x, k) for k in ("data", "indices", "indptr", "shape")
-    )
-
-
-def is_sparse(x: Any) -> bool:
-    """Whether x is a sparse matrix gl.sparse takes (csr_matrix, scipy / cupyx sparse, torch
-    sparse CSR / COO, a duck-typed CSR object with data, indices, indptr and shape)."""
-    if isinstance(x, csr_matrix) or _csr_like(x):
-        return True
-    mod = type(x).__module__
-    if mod.startswith(("scipy.sparse", "cupyx.scipy.sparse")):
-        return True
-    if mod.startswith("torch"):
-        return package_named("torch").sparse_format(x) in ("csr", "coo")
-    return False
-
-
-class csr_matrix:  # noqa: N801  (scipy's spelling)
+class csr_matrix(CsrOps):  # noqa: N801  (scipy's spelling)
     """A validated, canonical CSR matrix over arrays of NumPy, CuPy or PyTorch.
 
     ``csr_matrix(arg, shape=None, dtype=None, copy=False)`` takes what scipy.sparse.csr_matrix
