@@ -8,6 +8,15 @@ Example:
     (0, True)
 """
 
-from ._iterative import LinearOperator, bicgstab, cg, gmres, minres
+from ._iterative import SolveInfo, bicgstab, cg, gmres, minres
+from ._operator import LinearOperator, aslinearoperator
 
-__all__ = ["LinearOperator", "bicgstab", "cg", "gmres", "minres"]
+__all__ = [
+    "LinearOperator",
+    "SolveInfo",
+    "aslinearoperator",
+    "bicgstab",
+    "cg",
+    "gmres",
+    "minres",
+]
