@@ -62,6 +62,7 @@ class LinearOperator:
     """
 
     ndim = 2
+    __array_ufunc__ = None  # ndarray @ A and 2.0 * A come to our reflected operators
 
     def __init__(
         self,
@@ -272,13 +273,14 @@ def aslinearoperator(A: Any) -> LinearOperator:
     """
     if isinstance(A, LinearOperator):
         return A
-    if is_sparse(A):
+    scipy_op = hasattr(A, "matvec") and hasattr(A, "shape") and not hasattr(A, "format")
+    if is_sparse(A) and not scipy_op:
         M = as_csr(A, "sparse.linalg.aslinearoperator")
         return LinearOperator(
             M.shape, M.__matmul__, lambda x: M.matvec(x, "H"), M.__matmul__, np.dtype(M.dtype),
             lambda X: _spmm_h(M, X),
         )
-    if hasattr(A, "matvec") and hasattr(A, "shape") and len(tuple(A.shape)) == 2:  # scipy's
+    if scipy_op and len(tuple(A.shape)) == 2:  # scipy's LinearOperator
         r = getattr(A, "rmatvec", None)
         return LinearOperator(tuple(A.shape), A.matvec, r, getattr(A, "matmat", None),
                               getattr(A, "dtype", None), getattr(A, "rmatmat", None))
