@@ -15,7 +15,7 @@ import numpy as np
 
 from .._interop import package_named
 from ..errors import DTypeError, InvalidArgument, NotSupported
-from ._arrays import _dtype_name, _package
+from ._arrays import _cast, _dtype_name, _package
 from ._csr_ops import is_sparse
 from ._matrix import as_csr
 from ._products import spmm
@@ -256,6 +256,21 @@ class _Product(LinearOperator):
                          lambda X: B._rmatmat(A._rmatmat(X)))
 
 
+def _dense_product(A: Any) -> Callable[[Any], Any]:
+    """x -> A @ x in NumPy's promotion of the two dtypes (torch refuses mixed ones); A cast
+    once per dtype."""
+    casts: dict[str, Any] = {_dtype_name(A): A}
+    p = _package(A)
+
+    def product(x: Any) -> Any:
+        dt = np.result_type(np.dtype(_dtype_name(A)), np.dtype(_dtype_name(x))).name
+        if dt not in casts:
+            casts[dt] = _cast(A, dt, p)
+        return casts[dt] @ (x if _dtype_name(x) == dt else _cast(x, dt, p))
+
+    return product
+
+
 def _dense_adjoint(A: Any) -> Any:
     return A.mH if hasattr(A, "mH") else A.conj().T
 
@@ -286,9 +301,9 @@ def aslinearoperator(A: Any) -> LinearOperator:
                               getattr(A, "dtype", None), getattr(A, "rmatmat", None))
     if getattr(A, "ndim", None) == 2 and hasattr(A, "__matmul__"):
         _package(A)  # a NumPy, CuPy or torch array (DTypeError otherwise)
-        AH = _dense_adjoint(A)
-        return LinearOperator(tuple(int(s) for s in A.shape), A.__matmul__, AH.__matmul__,
-                              A.__matmul__, np.dtype(_dtype_name(A)), AH.__matmul__)
+        mv, rmv = _dense_product(A), _dense_product(_dense_adjoint(A))
+        return LinearOperator(tuple(int(s) for s in A.shape), mv, rmv, mv,
+                              np.dtype(_dtype_name(A)), rmv)
     raise DTypeError(
         "[sparse.linalg.aslinearoperator] expected a LinearOperator, a sparse matrix or a dense "
         f"2-D array, got {type(A).__name__}"

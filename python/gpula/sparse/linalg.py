@@ -9,6 +9,7 @@ Example:
 """
 
 from ._iterative import SolveInfo, bicgstab, cg, gmres, minres
+from ._lsq import lsmr, lsqr
 from ._operator import LinearOperator, aslinearoperator
 
 __all__ = [
@@ -18,5 +19,7 @@ __all__ = [
     "bicgstab",
     "cg",
     "gmres",
+    "lsmr",
+    "lsqr",
     "minres",
 ]
