@@ -9,17 +9,21 @@ Example:
 """
 
 from ._iterative import SolveInfo, bicgstab, cg, gmres, minres
+from ._lanczos import ArpackNoConvergence, eigsh, svds
 from ._lsq import lsmr, lsqr
 from ._operator import LinearOperator, aslinearoperator
 
 __all__ = [
+    "ArpackNoConvergence",
     "LinearOperator",
     "SolveInfo",
     "aslinearoperator",
     "bicgstab",
     "cg",
+    "eigsh",
     "gmres",
     "lsmr",
     "lsqr",
     "minres",
+    "svds",
 ]
