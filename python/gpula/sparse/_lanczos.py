@@ -213,6 +213,8 @@ def _lanczos(OP: Callable[[Any], Any], B: Callable[[Any], Any] | None, sp: Space
             V[:, j + 1] = w
             if j + 1 < ncv:
                 H[j + 1, j] = H[j, j + 1] = beta
+        if not np.isfinite(H).all():
+            raise InvalidArgument(f"[{op}] the operator produced NaN or Inf (A or M holds NaN or Inf)")
         theta, Y = np.linalg.eigh(H)
         res = np.abs(beta * Y[ncv - 1, :])
         anorm = float(np.abs(theta).max()) if theta.size else 0.0
@@ -278,7 +280,7 @@ def eigsh(A: Any, k: int = 6, M: Any = None, sigma: Any = None, which: str = "LM
     n = shape[0]
     k = _int_arg(op, "k", k, 1)
     if k >= n:
-        raise InvalidArgument(f"[{op}] k must be less than n = {n}, got k = {k}")
+        raise InvalidArgument(f"[{op}] k must be less than n = {n} (A is {n} x {n}), got k = {k}")
     ncv = min(n, max(2 * k + 1, 20)) if ncv is None else _int_arg(op, "ncv", ncv, 1)
     if not k < ncv <= n:
         raise InvalidArgument(f"[{op}] ncv must satisfy k < ncv <= n ({k} < ncv <= {n}), got {ncv}")
@@ -342,6 +344,10 @@ def svds(A: Any, k: int = 6, ncv: int | None = None, tol: float = 0, which: str 
     tall = m >= n
     X = Aop if tall else Aop.H  # X is tall: X^H X is the small side
     XhX = LinearOperator((min(m, n),) * 2, lambda x: X.rmatvec(X.matvec(x)), dtype=Aop.dtype)
+    if v0 is None:  # a random start in A's package and device (the operator has none)
+        home = _space(op, A, None, None)
+        g = _generator(rng if rng is not None else random_state)
+        v0 = home.host(g.standard_normal(min(m, n)))
     try:
         _, V = eigsh(XhX, k=k, which="LA" if which == "LM" else "SA", v0=v0, ncv=ncv,
                      maxiter=maxiter, tol=tol, rng=rng if rng is not None else random_state)

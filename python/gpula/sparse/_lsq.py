@@ -44,6 +44,7 @@ class _Problem:
         if getattr(where, "ndim", 1) == 2 and where.shape[1] == 1:
             where = where.reshape(-1)
         b_dt = _dtype_name(where)
+        result_dtype(op, b_dt, args=("b",))  # a non-numeric b named
         dts = [d for d in (self.A.dtype, b_dt, None if x0 is None else _dtype_name(x0)) if d is not None]
         dt = result_dtype(op, "float64", *dts)
         self.space = Space.of(where, dt)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._interop import package_named
 from ..errors import DTypeError, InvalidArgument, NotSupported
-from ._arrays import _cast, _dtype_name, _package
+from ._arrays import _cast, _device, _dtype_name, _from_numpy, _package, _to_numpy
 from ._csr_ops import is_sparse
 from ._matrix import as_csr
 from ._products import spmm
@@ -291,9 +291,10 @@ def aslinearoperator(A: Any) -> LinearOperator:
     scipy_op = hasattr(A, "matvec") and hasattr(A, "shape") and not hasattr(A, "format")
     if is_sparse(A) and not scipy_op:
         M = as_csr(A, "sparse.linalg.aslinearoperator")
+        mv = _on_matrix(M, M.__matmul__)
         return LinearOperator(
-            M.shape, M.__matmul__, lambda x: M.matvec(x, "H"), M.__matmul__, np.dtype(M.dtype),
-            lambda X: _spmm_h(M, X),
+            M.shape, mv, _on_matrix(M, lambda x: M.matvec(x, "H")), mv, np.dtype(M.dtype),
+            _on_matrix(M, lambda X: _spmm_h(M, X)),
         )
     if scipy_op and len(tuple(A.shape)) == 2:  # scipy's LinearOperator
         r = getattr(A, "rmatvec", None)
@@ -308,6 +309,20 @@ def aslinearoperator(A: Any) -> LinearOperator:
         "[sparse.linalg.aslinearoperator] expected a LinearOperator, a sparse matrix or a dense "
         f"2-D array, got {type(A).__name__}"
     )
+
+
+def _on_matrix(M: Any, f: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """f for operands of any package: one of another package or device than the matrix M is
+    copied to M's, and the result back to the operand's (a host scipy A with torch vectors)."""
+
+    def apply(x: Any) -> Any:
+        p = _package(x)
+        d = _device(x, p)
+        if p == M.package and d == M.device:
+            return f(x)
+        return _from_numpy(_to_numpy(f(_from_numpy(_to_numpy(x, p), M.package, M.device)), M.package), p, d)
+
+    return apply
 
 
 def _spmm_h(M: Any, X: Any) -> Any:
