@@ -92,7 +92,8 @@ class CsrOps:
 
     def _coo(self, row: np.ndarray, col: np.ndarray, data: Any, shape: tuple[int, int]) -> Any:
         r, c = (_from_numpy(a, self.package, self.device) for a in (row, col))
-        return type(self)((data, (r, c)), shape=shape)
+        cls: Any = type(self)
+        return cls((data, (r, c)), shape=shape)
 
     def transpose(self, axes: Any = None, copy: bool = False) -> Any:
         """A^T as a new canonical csr_matrix (scipy's signature; axes must be None)."""
@@ -190,7 +191,8 @@ class CsrOps:
                 return NotImplemented
             dense = self.toarray()  # type: ignore[attr-defined]
             return dense + other if sign > 0 else dense - other
-        B = other if isinstance(other, CsrOps) else type(self)(other, op=op)  # type: ignore[call-arg]
+        cls: Any = type(self)
+        B: Any = other if isinstance(other, CsrOps) else cls(other, op=op)
         if B.shape != self.shape:
             raise InvalidArgument(f"[{op}] shapes differ: {self.shape} and {B.shape}")
         if B.package != self.package or B.device != self.device:

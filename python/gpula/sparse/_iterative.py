@@ -380,7 +380,7 @@ def _gpu_csr(A: Any, op: str, M: Any) -> tuple[Any, Any, Any, tuple[int, int]]:
     if M == "ic0" and not getattr(A, "has_canonical_format", True):
         A = A.copy()  # csric02 needs sorted column indices
         A.sum_duplicates()
-    return A.data, A.indices, A.indptr, tuple(int(s) for s in A.shape)
+    return A.data, A.indices, A.indptr, (int(A.shape[0]), int(A.shape[1]))
 
 
 def _on(x: Any, package: str, device: str) -> Any:

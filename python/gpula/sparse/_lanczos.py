@@ -80,6 +80,7 @@ class _Operators:
         Aop = aslinearoperator(A)
         Mop = None if M is None else aslinearoperator(M)
         self.B: Callable[[Any], Any] | None = None if Mop is None else Mop.matvec
+        self.OP: Callable[[Any], Any]
         if sigma is None:
             self.to_eig: Callable[[np.ndarray], np.ndarray] = lambda t: t
             if Mop is None:
@@ -194,7 +195,9 @@ def _lanczos(OP: Callable[[Any], Any], B: Callable[[Any], Any] | None, sp: Space
     start, beta = 0, 0.0
     eps23 = sp.eps ** (2.0 / 3.0)
     tol = tol if tol > 0 else sp.eps
-    theta = Y = sel = None
+    theta = np.zeros(0)
+    Y = np.zeros((ncv, 0))
+    sel = ok = np.zeros(0, dtype=np.int64)
     for _ in range(max(maxiter, 1)):
         for j in range(start, ncv):
             w = sp.result(OP(V[:, j]), n, "the operator", op)

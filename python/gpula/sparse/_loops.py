@@ -63,7 +63,9 @@ def bicgstab(A: Apply, b: Any, x: Any, tol: float, maxiter: int, M: Apply | None
     if rn <= tol:
         return 0, 0, rn
     rhat = r * 1
-    rho = alpha = omega = 1.0
+    rho: Any = 1.0
+    alpha: Any = 1.0
+    omega: Any = 1.0
     p = v = r * 0
     for it in range(1, maxiter + 1):
         rho_new = vdot(rhat, r)

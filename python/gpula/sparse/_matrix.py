@@ -95,6 +95,7 @@ class csr_matrix(CsrOps):  # noqa: N801  (scipy's spelling)
 
     format = "csr"
     ndim = 2
+    canonicalized: bool
     has_canonical_format = True
 
     def __init__(
@@ -127,7 +128,7 @@ class csr_matrix(CsrOps):  # noqa: N801  (scipy's spelling)
             indptr.flags.writeable = False
         self._m = m
         self.data, self.indices, self.indptr = data, indices, indptr
-        self.shape = tuple(int(s) for s in m.shape)
+        self.shape = (int(m.shape[0]), int(m.shape[1]))
         self.package = package
         self.device = device
         self.canonicalized = canonicalized

@@ -303,7 +303,7 @@ def aslinearoperator(A: Any) -> LinearOperator:
     if getattr(A, "ndim", None) == 2 and hasattr(A, "__matmul__"):
         _package(A)  # a NumPy, CuPy or torch array (DTypeError otherwise)
         mv, rmv = _dense_product(A), _dense_product(_dense_adjoint(A))
-        return LinearOperator(tuple(int(s) for s in A.shape), mv, rmv, mv,
+        return LinearOperator((int(A.shape[0]), int(A.shape[1])), mv, rmv, mv,
                               np.dtype(_dtype_name(A)), rmv)
     raise DTypeError(
         "[sparse.linalg.aslinearoperator] expected a LinearOperator, a sparse matrix or a dense "
