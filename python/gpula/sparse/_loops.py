@@ -27,10 +27,14 @@ def _bad(v: complex | float) -> bool:
     return v == 0 or not math.isfinite(abs(v))
 
 
+def _residual(A: Apply, b: Any, x: Any) -> tuple[Any, float]:
+    r = b - A(x)
+    return r, norm(r)
+
+
 def cg(A: Apply, b: Any, x: Any, tol: float, maxiter: int, M: Apply | None, cb: Any) -> tuple[int, int, float]:
     M = M or _none
-    r = b - A(x)
-    rn = norm(r)
+    r, rn = _residual(A, b, x)
     if rn <= tol:
         return 0, 0, rn
     z = M(r)
@@ -58,8 +62,7 @@ def cg(A: Apply, b: Any, x: Any, tol: float, maxiter: int, M: Apply | None, cb: 
 
 def bicgstab(A: Apply, b: Any, x: Any, tol: float, maxiter: int, M: Apply | None, cb: Any) -> tuple[int, int, float]:
     M = M or _none
-    r = b - A(x)
-    rn = norm(r)
+    r, rn = _residual(A, b, x)
     if rn <= tol:
         return 0, 0, rn
     rhat = r * 1

@@ -58,6 +58,32 @@ class _Problem:
     def rmv(self, u: Any) -> Any:
         return self.space.result(self.A.rmatvec(u), self.n, "A.rmatvec", self.op)
 
+    def start(self, given_x0: bool) -> tuple[Any, Any, float, Any, float, float]:
+        """The first Golub-Kahan step: (u, v, beta, x, alpha, ||b||) with beta u = b - A x0
+        and alpha v = A^H u (v zero where beta is)."""
+        u = self.b - self.mv(self.x) if given_x0 else self.b
+        beta = norm(u)
+        v, alpha = self.space.zeros(self.n), 0.0
+        if beta > 0:
+            u = (1 / beta) * u
+            v = self.rmv(u)
+            alpha = norm(v)
+        if alpha > 0:
+            v = (1 / alpha) * v
+        return u, v, beta, self.x, alpha, norm(self.b)
+
+    def step(self, u: Any, v: Any, alpha: float) -> tuple[Any, Any, float, float]:
+        """One Golub-Kahan bidiagonalization step: (u, v, beta, alpha) of the next column."""
+        u = self.mv(v) - alpha * u
+        beta = norm(u)
+        if beta > 0:
+            u = (1 / beta) * u
+            v = self.rmv(u) - beta * v
+            alpha = norm(v)
+            if alpha > 0:
+                v = (1 / alpha) * v
+        return u, v, beta, alpha
+
 
 def _limit(op: str, name: str, v: Any, default: int) -> int:
     if v is None:
@@ -95,20 +121,7 @@ def lsqr(A: Any, b: Any, damp: float = 0.0, atol: float = 1e-6, btol: float = 1e
     anorm = acond = ddnorm = res2 = xnorm = xxnorm = z = 0.0
     dampsq = float(damp) ** 2
     cs2, sn2 = -1.0, 0.0
-    x = P.x
-    u = P.b
-    bnorm = norm(P.b)
-    if x0 is not None:
-        u = u - P.mv(x)
-    beta = norm(u)
-    if beta > 0:
-        u = (1 / beta) * u
-        v = P.rmv(u)
-        alfa = norm(v)
-    else:
-        v, alfa = x * 1, 0.0
-    if alfa > 0:
-        v = (1 / alfa) * v
+    u, v, beta, x, alfa, bnorm = P.start(x0 is not None)
     w = v * 1
     rhobar, phibar = alfa, beta
     rnorm = r1norm = r2norm = beta
@@ -117,15 +130,10 @@ def lsqr(A: Any, b: Any, damp: float = 0.0, atol: float = 1e-6, btol: float = 1e
         return x, istop, itn, r1norm, r2norm, anorm, acond, arnorm, xnorm, var
     while itn < iter_lim:
         itn += 1
-        u = P.mv(v) - alfa * u
-        beta = norm(u)
+        old = alfa
+        u, v, beta, alfa = P.step(u, v, alfa)
         if beta > 0:
-            u = (1 / beta) * u
-            anorm = math.sqrt(anorm**2 + alfa**2 + beta**2 + dampsq)
-            v = P.rmv(u) - beta * v
-            alfa = norm(v)
-            if alfa > 0:
-                v = (1 / alfa) * v
+            anorm = math.sqrt(anorm**2 + old**2 + beta**2 + dampsq)
         if damp > 0:
             rhobar1 = math.sqrt(rhobar**2 + dampsq)
             cs1, sn1 = rhobar / rhobar1, damp / rhobar1
@@ -208,20 +216,7 @@ def lsmr(A: Any, b: Any, damp: float = 0.0, atol: float = 1e-6, btol: float = 1e
     P = _Problem(op, A, b, x0, damp)
     m, n = P.m, P.n
     maxiter = _limit(op, "maxiter", maxiter, min(m, n))
-    x = P.x
-    u = P.b
-    normb = norm(P.b)
-    if x0 is not None:
-        u = u - P.mv(x)
-    beta = norm(u)
-    if beta > 0:
-        u = (1 / beta) * u
-        v = P.rmv(u)
-        alpha = norm(v)
-    else:
-        v, alpha = P.space.zeros(n), 0.0
-    if alpha > 0:
-        v = (1 / alpha) * v
+    u, v, beta, x, alpha, normb = P.start(x0 is not None)
     itn = istop = 0
     zetabar, alphabar = alpha * beta, alpha
     rho = rhobar = cbar = 1.0
@@ -239,14 +234,7 @@ def lsmr(A: Any, b: Any, damp: float = 0.0, atol: float = 1e-6, btol: float = 1e
         return x * 0, istop, itn, normr, normar, normA, condA, normx
     while itn < maxiter:
         itn += 1
-        u = P.mv(v) - alpha * u
-        beta = norm(u)
-        if beta > 0:
-            u = (1 / beta) * u
-            v = P.rmv(u) - beta * v
-            alpha = norm(v)
-            if alpha > 0:
-                v = (1 / alpha) * v
+        u, v, beta, alpha = P.step(u, v, alpha)
         chat, shat, alphahat = _sym_ortho(alphabar, damp)
         rhoold = rho
         c, s, rho = _sym_ortho(alphahat, beta)
