@@ -222,6 +222,35 @@ def check_spectrum(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
     return None if err <= (1e-5 if single else 1e-8) else f"values differ from numpy's: relative error {err:.1e}"
 
 
+def check_solve_info(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
+    bad = check_krylov(r, ref, d, strict)
+    if bad or isinstance(ref, NonFinite):
+        return bad
+    info = r[1]
+    if not isinstance(info, SLA.SolveInfo) or info.iterations < 0 or not info.residual_norm >= 0:
+        return f"info {info!r} carries no iteration count / residual norm"
+    return None
+
+
+def check_operator(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
+    if isinstance(ref, NonFinite):  # an operator of a NaN/Inf matrix: its products show them
+        return None if isinstance(r, SLA.LinearOperator) else f"returns {type(r).__name__}"
+    if not isinstance(r, SLA.LinearOperator) or r.shape != ref.shape:
+        return f"returns {type(r).__name__}, not a LinearOperator of shape {ref.shape}"
+    x = np.random.default_rng(0).standard_normal(ref.shape[1])
+    y = np.asarray(as_np(r @ x))
+    err = np.linalg.norm(y - ref @ x) / max(np.linalg.norm(ref @ x), 1e-300)
+    return None if err <= 1e-5 else f"A @ x differs: relative error {err:.1e}"
+
+
+def _ref_operator(d: dict) -> Any:
+    a = dense_of(d["A"])
+    if a.ndim != 2:
+        raise ValueError("A")
+    _finite(a)
+    return a
+
+
 def lsq_entries() -> list[Entry]:
     A = Arg("A", "sparse", aliases=("a", "indices", "indptr", "data", "matrix"))
     kw = {"atol": 1e-12, "btol": 1e-12, "conlim": 1e12}
@@ -233,6 +262,14 @@ def lsq_entries() -> list[Entry]:
             lambda g: {"A": nonsym_csr(g), "b": g.standard_normal(N)},
             (lambda nm, x: lambda d: getattr(SLA, nm)(d["A"], d["b"], **x))(name, {**kw, **extra}),
             _ref_lsq, check_lsq, (A, Arg("b", "vec")), numpy_inputs=True))
+    out.append(Entry(
+        "sparse.linalg.SolveInfo[from cg]", "sparse.linalg.cg", _make("cg"), _call("cg"), _ref,
+        check_solve_info, (A, Arg("b", "vec")), numpy_inputs=True))
+    out.append(Entry(
+        "sparse.linalg.aslinearoperator", ("sparse.linalg.aslinearoperator", "sparse.csr_matrix",
+                                           "sparse.from_dense"),
+        lambda g: {"A": nonsym_csr(g)}, lambda d: SLA.aslinearoperator(d["A"]), _ref_operator,
+        check_operator, (A,)))
     eig_ops = ("sparse.linalg.eigsh", "sparse.linalg.aslinearoperator", "sparse.csr_matrix")
     out.append(Entry(
         "sparse.linalg.eigsh", eig_ops, lambda g: {"A": spd_csr(g), "k": 3},
