@@ -1,9 +1,12 @@
 """Krylov solvers (cg, gmres, bicgstab, minres) with scipy.sparse.linalg's signatures.
 
-A is a sparse matrix (scipy / gpula csr_matrix / anything with ``tocsr``), a
+A is a sparse matrix (scipy / gpula csr_matrix / anything with ``tocsr``), a dense 2-D array, a
 :class:`LinearOperator` or a scipy LinearOperator (anything with ``shape`` and ``matvec``).
 The loop runs in C++ (gpula::sparse, CPU backend); Python matvecs, preconditioner operators and
 callbacks are called from inside it once per iteration.
+
+Every solver returns ``(x, info)``; info is a :class:`SolveInfo`, an int (scipy's meaning) with
+``info.iterations`` and ``info.residual_norm``. Counting callback calls works as in scipy.
 
 A sparse A is validated (C++ validate_csr, O(nnz)) at every call before the loop reads an
 index: malformed CSR arrays raise gl.InvalidArgument naming the solver, the array and the
@@ -14,8 +17,10 @@ stream), the whole loop resident on the device (cuSPARSE SpMV, cuBLAS, small ker
 reads a status word every 8 iterations), for a real (float32 / float64) sparse A: a cupyx or
 torch sparse matrix, a gl.sparse.csr_matrix, or a host scipy matrix (copied to b's device):
 cg with M None / "jacobi" / "ic0", and gmres, bicgstab and minres with M None / "jacobi". A
-callback there costs a host sync per call. The other GPU cases (complex dtypes,
-LinearOperator, "ilu0", an operator M) raise NotSupported.
+callback there costs a host sync per call. A LinearOperator or a dense A with b on a GPU runs
+a Python loop (sparse/_loops.py) over b's arrays: its matvec receives and returns them (any
+dtype; M None, "jacobi" for a sparse A, or an operator). The other GPU cases of a sparse A
+(complex dtypes, "ilu0", an operator M) raise NotSupported.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import numpy as np
 from .. import _gpula
 from .._interop import export, is_gpu_array, package_named
 from ..errors import DTypeError, InvalidArgument, NotSupported
+from . import _loops
+from ._csr_ops import is_sparse
 from ._matrix import (
     _cast,
     _index,
@@ -37,9 +44,12 @@ from ._matrix import (
     _from_numpy,
     _package,
     _to_numpy,
+    as_csr,
     csr_matrix,
     result_dtype,
 )
+from ._operator import LinearOperator, aslinearoperator
+from ._vectors import Space, norm
 
 _DTYPES = {
     np.dtype(np.float32): "float32",
@@ -49,26 +59,27 @@ _DTYPES = {
 }
 
 
-class LinearOperator:
-    """A matrix-free square operator: ``matvec(x)`` returns ``A @ x`` for a 1-D ``x``.
+class SolveInfo(int):
+    """The ``info`` the solvers return: an int as scipy's (0 converged, > 0 the iteration limit,
+    < 0 a breakdown) that also carries ``iterations`` (gmres: inner Arnoldi steps in all cycles)
+    and ``residual_norm`` (``||b - A x||`` at return, from the recurrence).
 
     Example:
-        >>> import numpy as np, gpula.sparse.linalg as sla
-        >>> op = sla.LinearOperator((3, 3), matvec=lambda x: 2.0 * x, dtype=np.float64)
-        >>> x, info = sla.cg(op, np.ones(3))
-        >>> info, np.allclose(x, 0.5)
-        (0, True)
+        >>> import numpy as np, scipy.sparse as sp, gpula.sparse.linalg as sla
+        >>> A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(10, 10), format="csr")
+        >>> x, info = sla.cg(A, np.ones(10), rtol=1e-12)
+        >>> info == 0, info.iterations, info.residual_norm < 1e-10
+        (True, 5, True)
     """
 
-    def __init__(self, shape: tuple[int, int], matvec: Callable[[Any], Any], dtype: Any = None):
-        if len(shape) != 2:
-            raise InvalidArgument(f"[sparse.linalg.LinearOperator] shape must be 2-D, got {shape}")
-        self.shape = (int(shape[0]), int(shape[1]))
-        self._matvec = matvec
-        self.dtype = np.dtype(dtype) if dtype is not None else None
+    iterations: int
+    residual_norm: float
 
-    def matvec(self, x: Any) -> Any:
-        return self._matvec(x)
+    def __new__(cls, info: int, iterations: int, residual_norm: float) -> SolveInfo:
+        self = super().__new__(cls, int(info))
+        self.iterations = int(iterations)
+        self.residual_norm = float(residual_norm)
+        return self
 
 
 def _result_dtype(op: str, a_dtype: Any, b_dtype: Any) -> np.dtype:
@@ -174,7 +185,9 @@ def _solve(
     callback: Any,
     restart: int = 20,
     triangular_sweeps: Any = None,
-) -> tuple[Any, int]:
+    shift: Any = 0.0,
+    callback_type: str = "x",
+) -> tuple[Any, SolveInfo]:
     op = f"sparse.linalg.{method}"
     torch_out = type(b).__module__.startswith("torch")
     if triangular_sweeps is not None and (
@@ -188,7 +201,15 @@ def _solve(
     sweeps = -1 if triangular_sweeps is None else int(triangular_sweeps)
     maxiter = _maxiter(maxiter, op)
     _check_options(op, rtol, atol, callback)
-    if is_gpu_array(b) or is_gpu_array(A) or is_gpu_array(getattr(A, "data", None)):
+    if shift != 0:
+        A = _shifted(A, shift, op)
+    if getattr(A, "ndim", None) == 2 and not is_sparse(A):  # a dense matrix, as scipy takes
+        A = aslinearoperator(A)
+    gpu = is_gpu_array(b) or is_gpu_array(A) or is_gpu_array(getattr(A, "data", None))
+    if (gpu and not is_sparse(A)) or (callback is not None and callback_type != "x"):
+        return _solve_py(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart,
+                         callback_type)
+    if gpu:
         return _solve_gpu(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, sweeps)
     csr = _csr_arrays(A, op)
     b_dt = getattr(np.asarray(b.numpy() if torch_out else b), "dtype", None)
@@ -223,7 +244,7 @@ def _solve(
             )
         m_op = _writer(f, n, op, "M")
     cb = None if callback is None else (lambda xk: callback(xk.copy()))
-    info, _its, _res = _gpula.sparse_iterative(
+    info = SolveInfo(*_gpula.sparse_iterative(
         method,
         n,
         data,
@@ -240,10 +261,83 @@ def _solve(
         m_name,
         m_op,
         cb,
-    )
+    ))
     if torch_out:
-        return _from_numpy(x, "torch", "cpu"), int(info)
-    return x, int(info)
+        return _from_numpy(x, "torch", "cpu"), info
+    return x, info
+
+
+def _shifted(A: Any, shift: Any, op: str) -> Any:
+    """A - shift I: a csr_matrix for a sparse A (one merge of the patterns), an operator else."""
+    if isinstance(shift, (bool, np.bool_)) or not isinstance(shift, (int, float, np.integer, np.floating)):
+        raise DTypeError(f"[{op}] shift must be a real number, got {shift!r}")
+    if is_sparse(A):
+        C = as_csr(A, op)
+        n = C.shape[0]
+        idx = _from_numpy(np.arange(n, dtype=np.int64), C.package, C.device)
+        one = _from_numpy(np.full(n, -float(shift)), C.package, C.device)
+        return C + csr_matrix((one, (idx, idx)), shape=C.shape)
+    Aop = aslinearoperator(A)
+    return LinearOperator(Aop.shape, lambda x: Aop.matvec(x) - shift * x, dtype=Aop.dtype)
+
+
+def _jacobi(A: Any, space: Space, op: str) -> Callable[[Any], Any]:
+    """z = D^-1 r for a sparse A's diagonal D, in the loop's space."""
+    if not is_sparse(A):
+        raise InvalidArgument(f"[{op}] M='jacobi' needs a sparse A (a LinearOperator has no diagonal)")
+    d = _to_numpy(as_csr(A, op).diagonal(), as_csr(A, op).package)
+    if not np.all(d != 0):
+        raise InvalidArgument(f"[{op}] M='jacobi' needs a nonzero diagonal")
+    inv = space.host(1.0 / d)
+    return lambda r: inv * r
+
+
+def _solve_py(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, callback_type):
+    """The Python loops (sparse/_loops.py) over b's arrays: a LinearOperator or dense A on a
+    GPU, or gmres with callback_type 'pr_norm' / 'legacy'."""
+    Aop = aslinearoperator(A)
+    n, m = Aop.shape
+    if n != m:
+        raise InvalidArgument(f"[{op}] A must be square, got shape ({n}, {m})")
+    where = b if hasattr(b, "shape") and not isinstance(b, np.ndarray) else getattr(A, "data", A)
+    try:
+        space = Space.of(where, "float64")
+    except DTypeError:
+        space = Space("numpy", "cpu", "float64")
+    b_dt = _dtype_name(b) if hasattr(b, "dtype") else np.asarray(b).dtype
+    space = Space(space.package, space.device, _result_dtype(op, Aop.dtype, b_dt).name)
+    bv = space.vector(b, n, "b", op)
+    x = space.zeros(n) if x0 is None else space.vector(x0, n, "x0", op)
+
+    def apply(v: Any) -> Any:
+        return space.result(Aop.matvec(v), n, "A.matvec", op)
+
+    if M is None:
+        mf = None
+    elif isinstance(M, str):
+        if M != "jacobi":
+            raise NotSupported(f"[{op}] M={M!r} needs gpula's C++ loop (a sparse A on the CPU); "
+                               "here M takes None, 'jacobi' or an operator")
+        mf = _jacobi(A, space, op)
+    else:
+        f = _as_apply(M, n, op, "M")
+        if f is None:
+            raise InvalidArgument(f"[{op}] M must be None, 'jacobi' or an operator, got {type(M).__name__}")
+        mf = lambda v: space.result(f(v), n, "M", op)  # noqa: E731
+    if norm(bv) == 0:  # x = 0 solves it (as the C++ loops)
+        return space.zeros(n), SolveInfo(0, 0, 0.0)
+    its = 10 * n if maxiter is None else maxiter
+    if maxiter is not None and maxiter < 0:
+        raise InvalidArgument(f"[{op}] maxiter must be >= 0, got {maxiter}")
+    tol = max(float(rtol) * norm(bv), float(atol))
+    cb = None if callback is None else (lambda v: callback(v * 1 if callback_type == "x" else v))
+    if method == "gmres":
+        r = _loops.gmres(apply, bv, x, tol, its, mf, cb, restart, callback_type, space)
+    elif method == "minres":
+        r = _loops.minres(apply, bv, x, tol, its, mf, cb, space.eps)
+    else:
+        r = getattr(_loops, method)(apply, bv, x, tol, its, mf, cb)
+    return x, SolveInfo(*r)
 
 
 # The preconditioners each method takes on a GPU (other names are checked, and refused, in C++).
@@ -286,7 +380,7 @@ def _gpu_csr(A: Any, op: str, M: Any) -> tuple[Any, Any, Any, tuple[int, int]]:
     if M == "ic0" and not getattr(A, "has_canonical_format", True):
         A = A.copy()  # csric02 needs sorted column indices
         A.sum_duplicates()
-    return A.data, A.indices, A.indptr, tuple(int(s) for s in A.shape)
+    return A.data, A.indices, A.indptr, (int(A.shape[0]), int(A.shape[1]))
 
 
 def _on(x: Any, package: str, device: str) -> Any:
@@ -336,7 +430,7 @@ def _solve_gpu(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, 
         for a in (indices, indptr)
     )
     cb = None if callback is None else (lambda _xk: callback(package_named(package).copy(x)))  # a host sync
-    info, _its, _res = _gpula.sparse_iterative(
+    info = SolveInfo(*_gpula.sparse_iterative(
         method,
         n,
         export(data),
@@ -355,8 +449,8 @@ def _solve_gpu(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, 
         cb,
         triangular_sweeps=sweeps,
         stream=_current_stream(x),
-    )
-    return x, int(info)
+    ))
+    return x, info
 
 
 def cg(
@@ -370,7 +464,7 @@ def cg(
     M: Any = None,
     callback: Callable[[Any], object] | None = None,
     triangular_sweeps: int | None = None,
-) -> tuple[Any, int]:
+) -> tuple[Any, SolveInfo]:
     """Conjugate gradients for Hermitian positive definite A; returns ``(x, info)``.
 
     info 0: converged (``||b - A x|| <= max(rtol ||b||, atol)``), > 0: maxiter reached, < 0:
@@ -406,7 +500,7 @@ def bicgstab(
     maxiter: int | None = None,
     M: Any = None,
     callback: Callable[[Any], object] | None = None,
-) -> tuple[Any, int]:
+) -> tuple[Any, SolveInfo]:
     """BiCGSTAB for a general square A; returns ``(x, info)`` (info and M as :func:`cg`; -10 and
     -11 are breakdowns of the BiCG and of the stabilizing step). callback(xk) is called after
     every iteration. On a GPU (CuPy b, cupyx CSR A): real dtypes, M None / "jacobi".
@@ -432,12 +526,17 @@ def gmres(
     maxiter: int | None = None,
     M: Any = None,
     callback: Callable[[Any], object] | None = None,
-) -> tuple[Any, int]:
+    callback_type: str | None = None,
+) -> tuple[Any, SolveInfo]:
     """Restarted GMRES (right preconditioning) for a general square A; returns ``(x, info)``.
 
     restart is the Krylov dimension of a cycle (default 20); maxiter counts restart cycles, as
     scipy, and info > 0 is that count; the test is on the true residual at the end of each cycle.
-    callback(xk) is called after every restart cycle. On a GPU (CuPy b, cupyx CSR A): real
+    callback_type as scipy: 'x' calls callback(xk) after every restart cycle; 'pr_norm' calls
+    callback(relative preconditioned residual norm) after every inner step, and 'legacy' too,
+    with maxiter then counting inner steps. None (gpula's default) is 'x' (scipy's None is
+    'legacy', with a DeprecationWarning). 'pr_norm' and 'legacy' run scipy's algorithm (left
+    preconditioning) in Python over b's arrays. On a GPU (CuPy b, cupyx CSR A): real
     dtypes, M None / "jacobi"; classical Gram-Schmidt done twice there.
 
     Example:
@@ -458,7 +557,18 @@ def gmres(
         M,
         callback,
         restart=20 if restart is None else restart,
+        callback_type=_callback_type(callback_type),
     )
+
+
+def _callback_type(t: Any) -> str:
+    if t is None:
+        return "x"
+    if t not in ("x", "pr_norm", "legacy"):
+        raise InvalidArgument(
+            f"[sparse.linalg.gmres] callback_type must be None, 'x', 'pr_norm' or 'legacy', got {t!r}"
+        )
+    return str(t)
 
 
 def minres(
@@ -467,14 +577,19 @@ def minres(
     x0: Any = None,
     *,
     rtol: float = 1e-5,
+    shift: float = 0.0,
     atol: float = 0.0,
     maxiter: int | None = None,
     M: Any = None,
     callback: Callable[[Any], object] | None = None,
-) -> tuple[Any, int]:
+    show: bool = False,
+    check: bool = False,
+) -> tuple[Any, SolveInfo]:
     """MINRES for real symmetric / Hermitian (possibly indefinite) A; M must be positive
-    definite. Stops on the true residual ``||b - A x|| <= max(rtol ||b||, atol)``; returns
-    ``(x, info)`` as :func:`cg`. On a GPU (CuPy b, cupyx CSR A): real dtypes, M None / "jacobi".
+    definite. Solves ``(A - shift I) x = b`` (shift: a real number; a sparse A is shifted on
+    its diagonal, an operator A wrapped). Stops on the true residual
+    ``||b - A x|| <= max(rtol ||b||, atol)``; returns ``(x, info)`` as :func:`cg`. ``show`` and
+    ``check`` are scipy's and accepted; gpula prints nothing and checks no symmetry. On a GPU (CuPy b, cupyx CSR A): real dtypes, M None / "jacobi".
 
     Example:
         >>> import numpy as np, scipy.sparse as sp, gpula.sparse.linalg as sla
@@ -484,4 +599,4 @@ def minres(
         >>> info, bool(np.linalg.norm(A @ x - 1.0) < 1e-8)
         (0, True)
     """
-    return _solve("minres", A, b, x0, rtol, atol, maxiter, M, callback)
+    return _solve("minres", A, b, x0, rtol, atol, maxiter, M, callback, shift=shift)

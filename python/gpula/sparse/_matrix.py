@@ -26,7 +26,6 @@ Policy:
 
 from __future__ import annotations
 
-import re
 import threading
 from typing import Any
 
@@ -35,106 +34,21 @@ import numpy as np
 from .. import _gpula
 from .._interop import FRAMEWORK, export, is_gpu_array, package_named, package_of
 from ..errors import DTypeError, Error, InvalidArgument, OutOfMemory
-
-_VALUE_DTYPES = ("float32", "float64", "complex64", "complex128")
-_INDEX_DTYPES = ("int32", "int64")
-
-
-def _package(x: Any) -> str:
-    mod = type(x).__module__.split(".")[0]
-    if mod == "numpy":
-        return "numpy"
-    if mod == "cupy":
-        return "cupy"
-    if mod == "torch":
-        return "torch"
-    raise DTypeError(f"expected a numpy, cupy or torch array, got {type(x).__name__}")
-
-
-# gl.sparse names packages ("numpy", "cupy", "torch") and devices ("cpu", "cuda:N"); these
-# hand each operation to that package's adapter (gpula._interop).
-def _device(x: Any, package: str) -> str:
-    return package_named(package).device_name(x)
-
-
-def _dtype_name(x: Any, package: str | None = None) -> str:
-    return str(x.dtype).replace("torch.", "")
-
-
-def _to_numpy(x: Any, package: str) -> np.ndarray:
-    return package_named(package).to_numpy(x)
-
-
-def _from_numpy(a: np.ndarray, package: str, device: str) -> Any:
-    p = package_named(package)
-    return p.from_numpy(a, p.device_from_name(device))
-
-
-def _contiguous_1d(x: Any, package: str) -> Any:
-    p = package_named(package)
-    return p.contiguous(p.detach(x))
-
-
-def _cast(x: Any, dtype: str, package: str) -> Any:
-    """x as dtype (a new array), in its package and on its device."""
-    return package_named(package).astype(x, dtype)
-
-
-def _dtype_str(d: Any) -> str:
-    if isinstance(d, str):
-        return d
-    if type(d).__module__.startswith("torch"):
-        return str(d).replace("torch.", "")
-    try:
-        return np.dtype(d).name
-    except TypeError:
-        return str(d)
-
-
-def _value_dtype(names: list[str]) -> np.dtype | None:
-    """NumPy's promotion of dtype names, integers and bool as float64 and float16 as float32;
-    None where that is not one of the value dtypes."""
-    try:
-        dt = np.result_type(*[np.dtype(n) for n in names])
-    except (TypeError, ValueError):
-        return None
-    if dt.kind in "biu":
-        dt = np.dtype(np.float64)
-    elif dt == np.float16:
-        dt = np.dtype(np.float32)
-    return dt if dt.name in _VALUE_DTYPES else None
-
-
-def result_dtype(op: str, *dtypes: Any, args: tuple[str, ...] = ()) -> str:
-    """The value dtype a sparse operation computes in: NumPy's promotion of `dtypes` (names,
-    NumPy or torch dtypes), with integers and bool promoted to float64 and float16 to float32;
-    DTypeError for anything that is not a number, naming the argument of that dtype (``args``:
-    the arguments' names, in the order of ``dtypes``)."""
-    names = [_dtype_str(d) for d in dtypes if d is not None]
-    dt = _value_dtype(names)
-    if dt is not None:
-        return dt.name
-    named = [(a, _dtype_str(d)) for a, d in zip(args, dtypes) if d is not None]
-    bad = [(a, n) for a, n in named if _value_dtype([n]) is None] or named
-    if bad:
-        what = ", ".join(f"{a} has dtype {n}" for a, n in bad)
-        raise DTypeError(
-            f"[{op}] {what}; values must be float32, float64, complex64 or complex128 (bool and "
-            "integers are promoted to float64, float16 to float32)"
-        )
-    raise DTypeError(
-        f"[{op}] values must be float32, float64, complex64 or complex128 (integers are "
-        f"promoted to float64), got {' and '.join(names)}"
-    )
-
-
-def renamed(e: Error, op: str) -> Error:
-    """e (same type and attributes) with its message naming `op`, the call the user made,
-    instead of the solver or plan that op ran."""
-    e.args = tuple(
-        re.sub(r"^\[[^\]]*\]", f"[{op}]", a, count=1) if isinstance(a, str) else a for a in e.args
-    )
-    return e
+from ._arrays import (  # noqa: F401  (re-exported: the sparse modules import them from here)
+    _INDEX_DTYPES,
+    _VALUE_DTYPES,
+    _cast,
+    _contiguous_1d,
+    _device,
+    _dtype_name,
+    _dtype_str,
+    _from_numpy,
+    _package,
+    _to_numpy,
+    renamed,
+    result_dtype,
+)
+from ._csr_ops import CsrOps, _csr_like, is_sparse  # noqa: F401  (is_sparse re-exported)
 
 
 def _values(data: Any, package: str, op: str) -> Any:
@@ -153,27 +67,7 @@ def _index(x: Any, package: str, name: str, op: str) -> Any:
     return _contiguous_1d(x, package)
 
 
-def _csr_like(x: Any) -> bool:
-    """A duck-typed CSR matrix: an object (not an array) with data, indices, indptr and shape."""
-    return not hasattr(x, "ndim") and all(
-        hasattr(x, k) for k in ("data", "indices", "indptr", "shape")
-    )
-
-
-def is_sparse(x: Any) -> bool:
-    """Whether x is a sparse matrix gl.sparse takes (csr_matrix, scipy / cupyx sparse, torch
-    sparse CSR / COO, a duck-typed CSR object with data, indices, indptr and shape)."""
-    if isinstance(x, csr_matrix) or _csr_like(x):
-        return True
-    mod = type(x).__module__
-    if mod.startswith(("scipy.sparse", "cupyx.scipy.sparse")):
-        return True
-    if mod.startswith("torch"):
-        return package_named("torch").sparse_format(x) in ("csr", "coo")
-    return False
-
-
-class csr_matrix:  # noqa: N801  (scipy's spelling)
+class csr_matrix(CsrOps):  # noqa: N801  (scipy's spelling)
     """A validated, canonical CSR matrix over arrays of NumPy, CuPy or PyTorch.
 
     ``csr_matrix(arg, shape=None, dtype=None, copy=False)`` takes what scipy.sparse.csr_matrix
@@ -201,6 +95,7 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
 
     format = "csr"
     ndim = 2
+    canonicalized: bool
     has_canonical_format = True
 
     def __init__(
@@ -233,7 +128,7 @@ class csr_matrix:  # noqa: N801  (scipy's spelling)
             indptr.flags.writeable = False
         self._m = m
         self.data, self.indices, self.indptr = data, indices, indptr
-        self.shape = tuple(int(s) for s in m.shape)
+        self.shape = (int(m.shape[0]), int(m.shape[1]))
         self.package = package
         self.device = device
         self.canonicalized = canonicalized

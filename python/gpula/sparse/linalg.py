@@ -8,6 +8,22 @@ Example:
     (0, True)
 """
 
-from ._iterative import LinearOperator, bicgstab, cg, gmres, minres
+from ._iterative import SolveInfo, bicgstab, cg, gmres, minres
+from ._lanczos import ArpackNoConvergence, eigsh, svds
+from ._lsq import lsmr, lsqr
+from ._operator import LinearOperator, aslinearoperator
 
-__all__ = ["LinearOperator", "bicgstab", "cg", "gmres", "minres"]
+__all__ = [
+    "ArpackNoConvergence",
+    "LinearOperator",
+    "SolveInfo",
+    "aslinearoperator",
+    "bicgstab",
+    "cg",
+    "eigsh",
+    "gmres",
+    "lsmr",
+    "lsqr",
+    "minres",
+    "svds",
+]

@@ -167,4 +167,116 @@ def entries() -> list[Entry]:
               lambda g: {}, lambda d: SLA.LinearOperator((3,), matvec=abs), None,
               check_krylov, mention="shape"),
     ]
+    return out + lsq_entries()
+
+
+# ---- lsqr, lsmr, eigsh, svds (issue 22) ----
+
+_LSQ_OPS = ("sparse.linalg.lsqr", "sparse.linalg.lsmr", "sparse.linalg.aslinearoperator",
+            "sparse.from_dense", "sparse.csr_matrix")
+
+
+def _ref_lsq(d: dict) -> Any:
+    a, b = dense_of(d["A"]), _vec(d)
+    if a.ndim != 2 or b.shape != (a.shape[0],):
+        raise ValueError("shapes")
+    _finite(a, b)
+    return np.linalg.lstsq(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64), b, rcond=None)[0]
+
+
+def check_lsq(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
+    if not isinstance(r, tuple) or len(r) not in (8, 10):
+        return f"returns {type(r).__name__}, not scipy's tuple"
+    if is_torch(r[0]) != is_torch(d["b"]):
+        return f"x is {type(r[0]).__name__} for b of {type(d['b']).__name__}"
+    if isinstance(ref, NonFinite):
+        return None
+    xn = np.asarray(as_np(r[0]))
+    err = np.linalg.norm(xn - ref) / max(np.linalg.norm(ref), 1e-300)
+    return None if err <= 1e-6 else f"x differs from lstsq's: relative error {err:.1e}"
+
+
+def _ref_eig(d: dict) -> Any:
+    a = dense_of(d["A"])
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError("shapes")
+    _finite(a)
+    return np.linalg.eigvalsh(a)[-d["k"]:]
+
+
+def _ref_svd(d: dict) -> Any:
+    a = dense_of(d["A"])
+    _finite(a)
+    return np.sort(np.linalg.svd(a, compute_uv=False)[: d["k"]])
+
+
+def check_spectrum(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
+    if isinstance(ref, NonFinite):
+        return None
+    w = np.asarray(as_np(r if not isinstance(r, tuple) else r[0] if len(r) == 2 else r[1]))
+    if w.shape != ref.shape:
+        return f"{w.shape} values, expected {ref.shape}"
+    dt = str(getattr(d["A"], "dtype", ""))
+    single = any(t in dt for t in ("float16", "float32", "complex64"))
+    err = np.abs(w - ref).max() / max(np.abs(ref).max(), 1e-300)
+    return None if err <= (1e-5 if single else 1e-8) else f"values differ from numpy's: relative error {err:.1e}"
+
+
+def check_solve_info(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
+    bad = check_krylov(r, ref, d, strict)
+    if bad or isinstance(ref, NonFinite):
+        return bad
+    info = r[1]
+    if not isinstance(info, SLA.SolveInfo) or info.iterations < 0 or not info.residual_norm >= 0:
+        return f"info {info!r} carries no iteration count / residual norm"
+    return None
+
+
+def check_operator(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
+    if isinstance(ref, NonFinite):  # an operator of a NaN/Inf matrix: its products show them
+        return None if isinstance(r, SLA.LinearOperator) else f"returns {type(r).__name__}"
+    if not isinstance(r, SLA.LinearOperator) or r.shape != ref.shape:
+        return f"returns {type(r).__name__}, not a LinearOperator of shape {ref.shape}"
+    x = np.random.default_rng(0).standard_normal(ref.shape[1])
+    y = np.asarray(as_np(r @ x))
+    err = np.linalg.norm(y - ref @ x) / max(np.linalg.norm(ref @ x), 1e-300)
+    return None if err <= 1e-5 else f"A @ x differs: relative error {err:.1e}"
+
+
+def _ref_operator(d: dict) -> Any:
+    a = dense_of(d["A"])
+    if a.ndim != 2:
+        raise ValueError("A")
+    _finite(a)
+    return a
+
+
+def lsq_entries() -> list[Entry]:
+    A = Arg("A", "sparse", aliases=("a", "indices", "indptr", "data", "matrix"))
+    kw = {"atol": 1e-12, "btol": 1e-12, "conlim": 1e12}
+    out = []
+    for name in ("lsqr", "lsmr"):
+        extra = {"iter_lim": 500} if name == "lsqr" else {"maxiter": 500}
+        out.append(Entry(
+            f"sparse.linalg.{name}", _LSQ_OPS,
+            lambda g: {"A": nonsym_csr(g), "b": g.standard_normal(N)},
+            (lambda nm, x: lambda d: getattr(SLA, nm)(d["A"], d["b"], **x))(name, {**kw, **extra}),
+            _ref_lsq, check_lsq, (A, Arg("b", "vec")), numpy_inputs=True))
+    out.append(Entry(
+        "sparse.linalg.SolveInfo[from cg]", "sparse.linalg.cg", _make("cg"), _call("cg"), _ref,
+        check_solve_info, (A, Arg("b", "vec")), numpy_inputs=True))
+    out.append(Entry(
+        "sparse.linalg.aslinearoperator", ("sparse.linalg.aslinearoperator", "sparse.csr_matrix",
+                                           "sparse.from_dense"),
+        lambda g: {"A": nonsym_csr(g)}, lambda d: SLA.aslinearoperator(d["A"]), _ref_operator,
+        check_operator, (A,)))
+    eig_ops = ("sparse.linalg.eigsh", "sparse.linalg.aslinearoperator", "sparse.csr_matrix")
+    out.append(Entry(
+        "sparse.linalg.eigsh", eig_ops, lambda g: {"A": spd_csr(g), "k": 3},
+        lambda d: SLA.eigsh(d["A"], k=d["k"], **{"which": "LA", "rng": 0, **d.get("kw", {})}), _ref_eig, check_spectrum,
+        (A,), options=(Opt("which_bad", {"which": "XX"}, mention="which"),)))
+    out.append(Entry(
+        "sparse.linalg.svds", ("sparse.linalg.svds", *eig_ops),
+        lambda g: {"A": nonsym_csr(g), "k": 3}, lambda d: SLA.svds(d["A"], k=d["k"], rng=0),
+        _ref_svd, check_spectrum, (A,)))
     return out
