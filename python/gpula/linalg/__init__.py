@@ -53,14 +53,20 @@ from ._results import (
     SlogdetResult,
     SVDResult,
 )
-from ._solve import cho_solve, cholesky, det, inv, lu_factor, lu_solve, slogdet, solve
+from ._solve import cho_solve, cholesky, det, inv, lu_factor, slogdet, solve
 from ._svd import svd, svdvals
+# solve_triangular, lu, lu_solve (trans=), pinv, matrix_rank, norm, cond
+from ._lu import lu, lu_solve
+from ._norms import cond, matrix_rank, norm, pinv
+from ._triangular import solve_triangular
+# end solve_triangular, lu, lu_solve, pinv, matrix_rank, norm, cond
 
 __all__ = ["cholesky", "cho_solve", "lu_factor", "lu_solve", "solve", "inv", "det", "slogdet"]
 __all__ += ["eigh", "eigvalsh"]
 __all__ += ["eig", "eigvals"]
 __all__ += ["qr", "lstsq"]
 __all__ += ["svd", "svdvals"]
+__all__ += ["solve_triangular", "lu", "pinv", "matrix_rank", "norm", "cond"]
 # The named tuples of the results (NumPy 2's names; lstsq's and lu_factor's are gpula's).
 __all__ += ["EighResult", "EigResult", "SVDResult", "SlogdetResult", "QRResult"]
 __all__ += ["LstsqResult", "LUFactorResult"]
