@@ -55,7 +55,7 @@ def _take(x: Any, idx: np.ndarray, axis: int) -> Any:
     if xp is np:
         return np.take_along_axis(x, full, axis=axis)
     if xp.__name__ == "torch":
-        return xp.take_along_dim(x, xp.from_numpy(np.ascontiguousarray(full)).to(x.device), axis)
+        return xp.take_along_dim(x, xp.from_numpy(np.array(full)).to(x.device), axis)
     return xp.take_along_axis(x, _ops.like(x, np.ascontiguousarray(full)), axis=axis)
 
 

@@ -259,7 +259,8 @@ def pinv(
     large = s > cutoff
     s_inv = xp.where(large, 1 / xp.where(large, s, 1), 0 * s)
     scaled = _ops.adj(u) * _ops.astype(s_inv, _ops.np_dtype(u).name)[..., None]
-    return _ops.mm(_ops.adj(vh), scaled)
+    v = _ops.adj(vh)
+    return _ops.mm(v.resolve_conj() if _torch(v) else v, scaled)  # torch's conj is a lazy view
 
 
 def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:  # noqa: N803
