@@ -32,6 +32,8 @@ Common keyword arguments:
 One module per operation: _solve.py (cholesky, cho_solve, lu_factor, lu_solve, solve, inv, det,
 slogdet), _eigh.py, _eig.py, _qr.py (qr, lstsq), _svd.py (svd, svdvals; _svd_gram.py its
 "gram" method), _topk.py (the randomized top-k SVD and what the top-k compositions share);
+_triangular.py (solve_triangular), _lu.py (lu, lu_solve with trans=), _norms.py (norm, cond,
+pinv, matrix_rank);
 _operands.py reads operands and holds what every native call takes; _results.py the named
 tuples.
 

@@ -23,7 +23,7 @@ from .. import _interop
 from .._gpula import InvalidArgument
 from . import _operands as _ops
 from . import _solve
-from ._operands import flag, operands_of
+from ._operands import Call, flag, operands_of
 from ._triangular import solve_triangular, trans_code
 
 
@@ -102,6 +102,7 @@ def lu(
     p_indices = flag("lu", "p_indices", p_indices)
     flag("lu", "overwrite_a", overwrite_a)
     (a,) = operands_of("lu", check_finite, a=a)
+    Call("lu", a, True, device, fallback, stream)  # option errors in lu's name
     if len(a.shape) < 2:
         raise InvalidArgument(f"[linalg.lu] expected a matrix (..., M, N) for a, got shape {tuple(a.shape)}")
     m, n = int(a.shape[-2]), int(a.shape[-1])
