@@ -166,7 +166,7 @@ def lu_solve(
         >>> import numpy as np, gpula as gl
         >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
         >>> gl.linalg.lu_solve(gl.linalg.lu_factor(a), np.array([10.0, 14.0]), trans=1)
-        array([1., 2.])
+        array([1., 3.])
     """
     code = trans_code("lu_solve", trans)
     flag("lu_solve", "overwrite_b", overwrite_b)
