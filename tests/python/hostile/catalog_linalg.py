@@ -167,7 +167,7 @@ def _ref_lu_solve(d: dict) -> Any:
     piv = _piv_ok(d["piv"], lu.shape[-1])
     if lu.ndim != 2 or b.ndim > 2:
         raise NotImplementedError("the reference takes one matrix")
-    return sla.lu_solve((lu, piv), b, check_finite=False)
+    return sla.lu_solve((lu, piv), b, trans=d.get("trans", 0), check_finite=False)
 
 
 def _ref_solve(d: dict) -> Any:
@@ -386,15 +386,6 @@ def check_tuple(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
     return first(*(close(x, y, str(i)) for i, (x, y) in enumerate(zip(r, ref))))
 
 
-def _ref_lu_solve_trans(d: dict) -> Any:
-    lu, b = _f(d["lu"]), _f(d["b"])
-    _finite_unless(d, lu, b)
-    piv = _piv_ok(d["piv"], lu.shape[-1])
-    if lu.ndim != 2 or b.ndim > 2:
-        raise NotImplementedError("the reference takes one matrix")
-    return sla.lu_solve((lu, piv), b, trans=1, check_finite=False)
-
-
 def _ref_np(name: str, finite: bool) -> Any:
     def ref(d: dict) -> Any:
         a = _f(d["a"])
@@ -422,9 +413,10 @@ def _dense1_entries(L: Any, std: tuple[Opt, ...]) -> list[Entry]:
               lambda d: L.lu(d["a"], **_kw(d)), _ref_lu, check_tuple, (_sq("a"),),
               numpy_inputs=True, options=lu_opts),
         Entry("linalg.lu_solve[trans=1]", ("linalg.lu_solve", "linalg.solve_triangular"),
-              lambda g: dict(zip(("lu", "piv"), sla.lu_factor(_gen(g))), b=_rhs(g, None), kw={}),
-              lambda d: L.lu_solve((d["lu"], d["piv"]), d["b"], trans=1, **_kw(d)),
-              _ref_lu_solve_trans, check_array,
+              lambda g: dict(zip(("lu", "piv"), sla.lu_factor(_gen(g))), b=_rhs(g, None), kw={},
+                             trans=1),
+              lambda d: L.lu_solve((d["lu"], d["piv"]), d["b"], trans=d["trans"], **_kw(d)),
+              _ref_lu_solve, check_array,
               (Arg("lu", "mat", aliases=("lu_piv",)), Arg("piv", "piv", aliases=("lu_piv",)),
                Arg("b", "vec")), numpy_inputs=True),
         Entry("linalg.pinv", "linalg.pinv", lambda g: {"a": g.standard_normal((5, 3)), "kw": {}},
