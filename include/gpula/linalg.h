@@ -73,6 +73,28 @@ LU lu_factor(const TensorView& a, const LinalgOptions& options = {}, Stream stre
 Tensor lu_solve(const TensorView& lu, const TensorView& pivots, const TensorView& b,
                 const LinalgOptions& options = {}, Stream stream = {});
 
+// ---- solve_triangular ----
+/// Which system solve_triangular solves: a x = b, a^T x = b or a^H x = b (scipy's trans 0, 1, 2).
+enum class Trans : uint8_t { none, transpose, conj_transpose };
+struct TriangularOptions : LinalgOptions {
+  /// Read a's lower triangle (else the upper, scipy's default); the other one is never read.
+  bool lower = false;
+  Trans trans = Trans::none;
+  /// Take a's diagonal as ones without reading it.
+  bool unit_diagonal = false;
+};
+/// x with op(a) x = b for triangular a, as scipy.linalg.solve_triangular (BLAS trsm / cuBLAS
+/// trsm, trsmBatched). b is (n,) or (..., n, k); batch dimensions broadcast. info[i] = k > 0:
+/// a[k-1, k-1] is exactly zero (the first such; never with unit_diagonal); x is then inf/NaN
+/// there, and with check_info (the default) SingularMatrix is raised. a is read in place where
+/// its matrices are contiguous, row- or column-major.
+Factor solve_triangular_ex(const TensorView& a, const TensorView& b,
+                           const TriangularOptions& options = {}, Stream stream = {});
+/// solve_triangular_ex(...).value.
+Tensor solve_triangular(const TensorView& a, const TensorView& b,
+                        const TriangularOptions& options = {}, Stream stream = {});
+// ---- end solve_triangular ----
+
 /// gen: LU with partial pivoting. pos: Cholesky (a Hermitian positive definite). sym: a symmetric
 /// (complex symmetric, a = a^T, for complex types): Bunch-Kaufman (sytrf) on the CPU; on a GPU
 /// the chosen triangle is mirrored and LU is used (cuSOLVER has no symmetric indefinite solve).

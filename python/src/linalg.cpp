@@ -344,6 +344,30 @@ void init_linalg(nb::module_& m) {
         return nb::make_tuple(wrap(r.sign, fw), wrap(r.logabsdet, fw));
       },
       "gpula::linalg::slogdet: (sign, logabsdet).");
+  // ---- solve_triangular ----
+  m.def(
+      "linalg_solve_triangular",
+      [](nb::handle a, nb::handle b, int trans, bool lower, bool unit_diagonal, bool check_info,
+         optional<string> device, bool fallback_cpu, int fw, uintptr_t stream) {
+        const TensorView av = to_view(a, "linalg.solve_triangular", "a");
+        const TensorView bv = to_view(b, "linalg.solve_triangular", "b");
+        if (trans < 0 || trans > 2)
+          throw InvalidArgument("[linalg.solve_triangular] trans must be 0, 1 or 2, got " +
+                                std::to_string(trans));
+        linalg::TriangularOptions o;
+        static_cast<linalg::LinalgOptions&>(o) =
+            base_options(check_info, device, fallback_cpu, "solve_triangular");
+        o.trans = static_cast<linalg::Trans>(trans);
+        o.lower = lower;
+        o.unit_diagonal = unit_diagonal;
+        const linalg::Factor f = without_gil(
+            [&] { return linalg::solve_triangular_ex(av, bv, o, stream_of(av, stream)); });
+        return nb::make_tuple(wrap(f.value, fw), wrap(f.info, fw));
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("trans") = 0, nb::arg("lower") = false,
+      nb::arg("unit_diagonal") = false, GPULA_LINALG_COMMON_ARGS,
+      "gpula::linalg::solve_triangular_ex: (x, info).");
+  // ---- end solve_triangular ----
   def_linalg_qr(m);
   def_linalg_eigh(m);
   def_linalg_eig(m);

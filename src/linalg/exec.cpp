@@ -136,6 +136,10 @@ void LinalgExec::check(const Tensor& info, Failure what) const {
             cat("[", op_, "] ", arg_, " is not positive definite: leading minor of order ", k,
                 where),
             k, info.shape().empty() ? -1 : b);
+      case Failure::zero_diagonal:
+        throw SingularMatrix(cat("[", op_, "] ", arg_, " is singular: ", arg_, "[", k - 1, ",",
+                                 k - 1, "] is exactly zero", where),
+                             k - 1, info.shape().empty() ? -1 : b);
       case Failure::singular_u:
       case Failure::singular_d: {
         const char* f = what == Failure::singular_u ? "U" : "D";

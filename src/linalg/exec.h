@@ -27,6 +27,7 @@ enum class Failure : uint8_t {
   singular_d,             // SingularMatrix: "D[k-1,k-1] is exactly zero" (sytrf)
   eig_not_converged,      // LinAlgError: "eigenvalues did not converge (info k)"
   svd_not_converged,      // LinAlgError: "the SVD did not converge (info k)"
+  zero_diagonal,          // SingularMatrix: "a[k-1,k-1] is exactly zero" (triangular a)
 };
 
 class LinalgExec {

@@ -32,6 +32,8 @@ Common keyword arguments:
 One module per operation: _solve.py (cholesky, cho_solve, lu_factor, lu_solve, solve, inv, det,
 slogdet), _eigh.py, _eig.py, _qr.py (qr, lstsq), _svd.py (svd, svdvals; _svd_gram.py its
 "gram" method), _topk.py (the randomized top-k SVD and what the top-k compositions share);
+_triangular.py (solve_triangular), _lu.py (lu, lu_solve with trans=), _norms.py (norm, cond,
+pinv, matrix_rank);
 _operands.py reads operands and holds what every native call takes; _results.py the named
 tuples.
 
@@ -53,14 +55,20 @@ from ._results import (
     SlogdetResult,
     SVDResult,
 )
-from ._solve import cho_solve, cholesky, det, inv, lu_factor, lu_solve, slogdet, solve
+from ._solve import cho_solve, cholesky, det, inv, lu_factor, slogdet, solve
 from ._svd import svd, svdvals
+# solve_triangular, lu, lu_solve (trans=), pinv, matrix_rank, norm, cond
+from ._lu import lu, lu_solve
+from ._norms import cond, matrix_rank, norm, pinv
+from ._triangular import solve_triangular
+# end solve_triangular, lu, lu_solve, pinv, matrix_rank, norm, cond
 
 __all__ = ["cholesky", "cho_solve", "lu_factor", "lu_solve", "solve", "inv", "det", "slogdet"]
 __all__ += ["eigh", "eigvalsh"]
 __all__ += ["eig", "eigvals"]
 __all__ += ["qr", "lstsq"]
 __all__ += ["svd", "svdvals"]
+__all__ += ["solve_triangular", "lu", "pinv", "matrix_rank", "norm", "cond"]
 # The named tuples of the results (NumPy 2's names; lstsq's and lu_factor's are gpula's).
 __all__ += ["EighResult", "EigResult", "SVDResult", "SlogdetResult", "QRResult"]
 __all__ += ["LstsqResult", "LUFactorResult"]

@@ -6,6 +6,7 @@
 #include "linalg/qr_backend.h"
 #include "linalg/solve_backend.h"
 #include "linalg/svd_backend.h"
+#include "linalg/triangular_backend.h"
 
 namespace gpula::detail::cuda {
 
@@ -14,5 +15,6 @@ const EigBackend& eig_backend() { throw NotCompiled("cuda"); }
 const EighBackend& eigh_backend() { throw NotCompiled("cuda"); }
 const QrBackend& qr_backend() { throw NotCompiled("cuda"); }
 const SvdBackend& svd_backend() { throw NotCompiled("cuda"); }
+const TriangularBackend& triangular_backend() { throw NotCompiled("cuda"); }
 
 }  // namespace gpula::detail::cuda

@@ -167,7 +167,7 @@ def _ref_lu_solve(d: dict) -> Any:
     piv = _piv_ok(d["piv"], lu.shape[-1])
     if lu.ndim != 2 or b.ndim > 2:
         raise NotImplementedError("the reference takes one matrix")
-    return sla.lu_solve((lu, piv), b, check_finite=False)
+    return sla.lu_solve((lu, piv), b, trans=d.get("trans", 0), check_finite=False)
 
 
 def _ref_solve(d: dict) -> Any:
@@ -356,6 +356,87 @@ def _eigvals_ref(d: dict) -> Any:
     return np.linalg.eigvals(a)
 
 
+# ---------------------------------------------------------------------------------------------
+# solve_triangular, lu, lu_solve(trans=), pinv, matrix_rank, norm, cond
+
+
+def _ref_solve_triangular(d: dict) -> Any:
+    a, b = _f(d["a"]), _f(d["b"])
+    _finite_unless(d, a, b)
+    kw = {k: v for k, v in _kw(d).items() if k in ("trans", "lower", "unit_diagonal")}
+    if a.ndim > 2 and a.shape[0] == 0:  # an empty batch: no matrix to be singular
+        return np.zeros((0, *b.shape), np.result_type(a, b))
+    return _loop(lambda m, r: sla.solve_triangular(m, r, check_finite=False, **kw), a, b)
+
+
+def _ref_lu(d: dict) -> Any:
+    a = _f(d["a"])
+    _finite_unless(d, a)
+    kw = {k: v for k, v in _kw(d).items() if k in ("permute_l", "p_indices")}
+    a = a.astype(a.dtype.newbyteorder("="))  # SciPy's lu misreads big-endian input
+    if a.ndim > 2 and a.shape[0] == 0:  # SciPy refuses empty batches; NumPy's rule: empty results
+        one = sla.lu(np.eye(a.shape[-1], dtype=a.dtype), **kw)
+        return tuple(np.zeros((0, *o.shape), o.dtype) for o in one)
+    return sla.lu(a, check_finite=False, **kw)
+
+
+def check_tuple(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
+    if not (isinstance(r, tuple) and len(r) == len(ref)):
+        return f"returns {type(r).__name__}, not a tuple of {len(ref)}"
+    return first(*(close(x, y, str(i)) for i, (x, y) in enumerate(zip(r, ref))))
+
+
+def _ref_np(name: str, finite: bool) -> Any:
+    def ref(d: dict) -> Any:
+        a = _f(d["a"])
+        if finite:
+            _finite_unless(d, a)
+        return getattr(np.linalg, name)(a, **_kw(d))
+
+    return ref
+
+
+def _dense1_entries(L: Any, std: tuple[Opt, ...]) -> list[Entry]:
+    tri_opts = (*std, Opt("trans_T", {"trans": "T"}, expect="ref"),
+                Opt("trans_bogus", {"trans": 7}, mention="trans"),
+                Opt("lower_bogus", {"lower": "x"}, mention="lower"),
+                Opt("unit_diagonal", {"unit_diagonal": True}, expect="ref"))
+    lu_opts = (*_std_opts(info=False), Opt("permute_l", {"permute_l": True}, expect="ref"),
+               Opt("p_indices", {"p_indices": True}, expect="ref"),
+               Opt("permute_l_bogus", {"permute_l": "x"}, mention="permute_l"))
+    return [
+        Entry("linalg.solve_triangular", "linalg.solve_triangular",
+              lambda g: {"a": np.triu(_gen(g)), "b": _rhs(g, None), "kw": {}},
+              lambda d: L.solve_triangular(d["a"], d["b"], **_kw(d)), _ref_solve_triangular,
+              check_array, (_sq("a"), Arg("b", "vec")), numpy_inputs=True, options=tri_opts),
+        Entry("linalg.lu", ("linalg.lu", "linalg.lu_factor"), lambda g: {"a": _gen(g), "kw": {}},
+              lambda d: L.lu(d["a"], **_kw(d)), _ref_lu, check_tuple, (_sq("a"),),
+              numpy_inputs=True, options=lu_opts),
+        Entry("linalg.lu_solve[trans=1]", ("linalg.lu_solve", "linalg.solve_triangular"),
+              lambda g: dict(zip(("lu", "piv"), sla.lu_factor(_gen(g))), b=_rhs(g, None), kw={},
+                             trans=1),
+              lambda d: L.lu_solve((d["lu"], d["piv"]), d["b"], trans=d["trans"], **_kw(d)),
+              _ref_lu_solve, check_array,
+              (Arg("lu", "mat", aliases=("lu_piv",)), Arg("piv", "piv", aliases=("lu_piv",)),
+               Arg("b", "vec")), numpy_inputs=True),
+        Entry("linalg.pinv", "linalg.pinv", lambda g: {"a": g.standard_normal((5, 3)), "kw": {}},
+              lambda d: L.pinv(d["a"], **_kw(d)), _ref_np("pinv", True), check_array,
+              (Arg("a", "mat", batch=True),), numpy_inputs=True,
+              options=(Opt("hermitian_bogus", {"hermitian": "x"}, mention="hermitian"),)),
+        Entry("linalg.matrix_rank", "linalg.matrix_rank",
+              lambda g: {"a": _gen(g), "kw": {}}, lambda d: L.matrix_rank(d["a"], **_kw(d)),
+              _ref_np("matrix_rank", False), check_array, numpy_inputs=True),
+        Entry("linalg.norm", "linalg.norm", lambda g: {"a": _gen(g), "kw": {"ord": "nuc"}},
+              lambda d: L.norm(d["a"], **_kw(d)), _ref_np("norm", False), check_array,
+              numpy_inputs=True,
+              options=(Opt("ord_bogus", {"ord": "bogus"}, mention="norm order"),
+                       Opt("ord_inf", {"ord": np.inf}, expect="ref"))),
+        Entry("linalg.cond", "linalg.cond", lambda g: {"a": _gen(g), "kw": {}},
+              lambda d: L.cond(d["a"], **_kw(d)), _ref_np("cond", False), check_array,
+              numpy_inputs=True, options=(Opt("p_1", {"p": 1}, expect="ref"),)),
+    ]
+
+
 def _sq(name: str) -> Arg:
     return Arg(name, "mat", batch=True, huge=_huge_batch)
 
@@ -484,5 +565,6 @@ def entries() -> list[Entry]:
               lambda d: L.eigvals(d["a"], **_kw(d)), _eigvals_ref, check_eig, (_sq("a"),),
               numpy_inputs=True, options=std),
     ]
+    out += _dense1_entries(L, std)
     return out
 
