@@ -3,6 +3,8 @@
 
 #include "linalg/eig_backend.h"
 #include "linalg/eigh_backend.h"
+#include "linalg/eigh_generalized_backend.h"
+#include "linalg/ldl_backend.h"
 #include "linalg/qr_backend.h"
 #include "linalg/solve_backend.h"
 #include "linalg/svd_backend.h"
@@ -14,5 +16,7 @@ const EigBackend& eig_backend() { throw NotCompiled("cuda"); }
 const EighBackend& eigh_backend() { throw NotCompiled("cuda"); }
 const QrBackend& qr_backend() { throw NotCompiled("cuda"); }
 const SvdBackend& svd_backend() { throw NotCompiled("cuda"); }
+const EighGeneralizedBackend& eigh_generalized_backend() { throw NotCompiled("cuda"); }
+const LdlBackend& ldl_backend() { throw NotCompiled("cuda"); }
 
 }  // namespace gpula::detail::cuda
