@@ -43,6 +43,8 @@ Example:
 
 from ._eig import eig, eigvals
 from ._eigh import eigh, eigvalsh
+from ._ldl import ldl  # issue 22 (d2): ldl, expm, matrix_power, multi_dot
+from ._matfuncs import expm, matrix_power, multi_dot
 from ._qr import lstsq, qr
 from ._results import (
     EighResult,
@@ -61,6 +63,7 @@ __all__ += ["eigh", "eigvalsh"]
 __all__ += ["eig", "eigvals"]
 __all__ += ["qr", "lstsq"]
 __all__ += ["svd", "svdvals"]
+__all__ += ["ldl", "expm", "matrix_power", "multi_dot"]  # issue 22 (d2)
 # The named tuples of the results (NumPy 2's names; lstsq's and lu_factor's are gpula's).
 __all__ += ["EighResult", "EigResult", "SVDResult", "SlogdetResult", "QRResult"]
 __all__ += ["LstsqResult", "LUFactorResult"]
