@@ -48,10 +48,10 @@ _WHICH = ("largest", "smallest")
 
 def eigh(
     a: Any,
-    lower: Any = True,
-    eigvals_only: bool = False,
-    *,
     b: Any = None,
+    lower: bool | None = None,
+    eigvals_only: bool | None = None,
+    *,
     type: int = 1,  # noqa: A002  (scipy's name)
     k: int | None = None,
     which: str = "largest",
@@ -77,8 +77,10 @@ def eigh(
     With ``k`` (an int): only the k largest (``which="largest"``) or smallest eigenpairs,
     ascending, through eigh_topk below; ``k=None`` is the full spectrum.
 
-    With ``b`` (Hermitian positive definite, also given as the second positional argument, as
-    scipy.linalg.eigh(a, b)): the generalized problem of scipy's ``type`` 1 (``a v = w b v``), 2
+    ``lower`` defaults to True and ``eigvals_only`` to False. A True/False second positional
+    argument is ``lower`` (and a third ``eigvals_only``), gpula's positional form before ``b``.
+
+    With ``b`` (Hermitian positive definite; scipy.linalg.eigh(a, b)): the generalized problem of scipy's ``type`` 1 (``a v = w b v``), 2
     (``a b v = w v``) or 3 (``b a v = w v``); ``v`` is normalized as scipy's (``v^H b v = I`` for
     types 1 and 2, ``v^H inv(b) v = I`` for type 3); ``a`` and ``b`` are promoted to their common
     type and their batch dimensions broadcast. LAPACK ?sygvd/?hegvd on the CPU, cuSOLVER
@@ -91,8 +93,12 @@ def eigh(
         >>> w
         array([1., 3.])
     """
-    if b is None and _is_matrix(lower):  # scipy's eigh(a, b): b in the place of lower
-        b, lower = lower, True
+    if _is_flag(b):  # eigh(a, lower[, eigvals_only]): the positional form before b
+        if lower is not None and eigvals_only is not None:
+            raise TypeError("eigh() got lower twice: a flag in the place of b, and lower")
+        b, lower, eigvals_only = None, b, (lower if lower is not None else eigvals_only)
+    lower = True if lower is None else lower
+    eigvals_only = False if eigvals_only is None else eigvals_only
     if b is not None:
         if k is not None:
             raise InvalidArgument("[linalg.eigh] k does not combine with b (the generalized problem)")
@@ -102,11 +108,11 @@ def eigh(
                  fallback, stream)
 
 
-def _is_matrix(x: Any) -> bool:
-    """Whether x is an array or a nested sequence (not a flag, 0-d NumPy bools included)."""
-    if isinstance(x, (list, tuple)):
+def _is_flag(x: Any) -> bool:
+    """Whether x is True/False (NumPy's too, and 0-d bool arrays), not a matrix b."""
+    if isinstance(x, (bool, np.bool_)):
         return True
-    return (hasattr(x, "__array__") or hasattr(x, "__dlpack__")) and len(getattr(x, "shape", ())) > 0
+    return isinstance(x, np.ndarray) and x.shape == () and x.dtype == np.bool_
 
 
 def _eigh_generalized(a: Any, b: Any, lower: Any, eigvals_only: Any, type_: Any,

@@ -132,7 +132,8 @@ def expm(a: Any, *, check_finite: bool = True) -> Any:
     for m in (3, 5):
         if np.all(eta <= _THETA[m]) and not np.any(_ell(a, m)):
             return contig(_pade(a, powers, m, eye))
-    d8 = _onenorm(mm(powers[4], powers[4])) ** 0.125
+    powers[8] = mm(powers[4], powers[4])
+    d8 = _onenorm(powers[8]) ** 0.125
     eta = np.maximum(d6, d8)
     for m in (7, 9):
         if np.all(eta <= _THETA[m]) and not np.any(_ell(a, m)):
@@ -142,6 +143,7 @@ def expm(a: Any, *, check_finite: bool = True) -> Any:
     with np.errstate(divide="ignore"):
         s = np.maximum(np.ceil(np.log2(np.where(eta > 0, eta, 1.0) / _THETA[13])), 0)
     s = s.astype(np.int64)
+    del powers[8]  # r_13 is built from A^2, A^4, A^6
     if np.any(s):
         a = a * _per_matrix(a, 2.0 ** -s)
         powers = {k: p * _per_matrix(a, 2.0 ** (-s * k)) for k, p in powers.items()}
