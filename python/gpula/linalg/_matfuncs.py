@@ -12,12 +12,13 @@ vector per power (the only synchronizations).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import _interop
-from .._gpula import InvalidArgument
+from .._gpula import InvalidArgument, OutOfMemory
 from ._operands import (
     array_module,
     as_array,
@@ -26,6 +27,7 @@ from ._operands import (
     mm,
     np_dtype,
     operands_of,
+    promoted,
     real_np_dtype,
 )
 from ._solve import inv, solve
@@ -99,6 +101,16 @@ def _pade(a: Any, powers: dict[int, Any], m: int, eye: Any) -> Any:
     return solve(v - u, v + u, check_finite=False)
 
 
+def _renamed(op: str, f: Callable[[], Any]) -> Any:
+    """f(), with an OutOfMemory of a gpula call inside (a matmul's) naming linalg.<op> and a."""
+    try:
+        return f()
+    except OutOfMemory as e:
+        if str(e).startswith(f"[linalg.{op}]"):
+            raise
+        raise OutOfMemory(f"[linalg.{op}] a: out of memory: {e}") from None
+
+
 def expm(a: Any, *, check_finite: bool = True) -> Any:
     """The matrix exponential of each square matrix of ``a`` (batched), as scipy.linalg.expm:
     scaling and squaring with a Pade approximant of degree 3 to 13 (Al-Mohy and Higham 2009),
@@ -113,6 +125,10 @@ def expm(a: Any, *, check_finite: bool = True) -> Any:
                [0., 1.]])
     """
     (a,) = operands_of("expm", check_finite, a=a)
+    return _renamed("expm", lambda: _expm(a))
+
+
+def _expm(a: Any) -> Any:
     shape = tuple(a.shape)
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise InvalidArgument(f"[linalg.expm] a: expected (..., n, n), got shape {shape}")
@@ -168,9 +184,14 @@ def expm(a: Any, *, check_finite: bool = True) -> Any:
 def _mul(a: Any, b: Any) -> Any:
     """a @ b: gpula's matmul for the float types linalg computes in, else the package's own
     (integer and bool matrices, as NumPy multiplies them)."""
-    if str(a.dtype).replace("torch.", "") in _FLOAT and a.dtype == b.dtype:
+    name = _dtype_name(a)
+    if name in _FLOAT and name == _dtype_name(b):
         return mm(a, b)
     return a @ b
+
+
+def _dtype_name(x: Any) -> str:
+    return str(x.dtype).replace("torch.", "")
 
 
 def matrix_power(a: Any, n: int) -> Any:
@@ -271,9 +292,12 @@ def multi_dot(arrays: Any, *, out: Any = None) -> Any:
                 f"[linalg.multi_dot] shapes {tuple(arrays[i].shape)} (arrays[{i}]) and "
                 f"{tuple(arrays[i + 1].shape)} (arrays[{i + 1}]) do not align"
             )
-    if all(str(x.dtype).replace("torch.", "") in _FLOAT for x in arrays):
-        arrays = operands_of("multi_dot", False, **{f"arrays[{i}]": x for i, x in
-                                                     enumerate(arrays)})
+    named = {f"arrays[{i}]": x for i, x in enumerate(arrays)}
+    promoted("linalg.multi_dot", list(named.items()))  # a DTypeError for what is not numbers
+    if len({_interop.package_of(x).name for x in arrays}) > 1 or all(
+        _dtype_name(x) in _FLOAT for x in arrays
+    ):
+        arrays = operands_of("multi_dot", False, **named)
     dims = [int(arrays[0].shape[0])] + [int(x.shape[1]) for x in arrays]
     r = _chain(arrays, _chain_order(dims), 0, len(arrays) - 1)
     if first == 1 and last == 1:
