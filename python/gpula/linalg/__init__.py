@@ -32,6 +32,7 @@ Common keyword arguments:
 One module per operation: _solve.py (cholesky, cho_solve, lu_factor, lu_solve, solve, inv, det,
 slogdet), _eigh.py, _eig.py, _qr.py (qr, lstsq), _svd.py (svd, svdvals; _svd_gram.py its
 "gram" method), _topk.py (the randomized top-k SVD and what the top-k compositions share);
+_ldl.py (ldl), _matfuncs.py (expm, matrix_power, multi_dot: compositions of matmul and solve);
 _operands.py reads operands and holds what every native call takes; _results.py the named
 tuples.
 
