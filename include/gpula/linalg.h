@@ -288,4 +288,35 @@ Svd svd(const TensorView& a, bool full_matrices = true, bool compute_uv = true,
 Tensor svdvals(const TensorView& a, SvdMethod method = SvdMethod::automatic,
                const LinalgOptions& options = {}, Stream stream = {});
 
+// ---- eigh_generalized, ldl_factor (issue 22) -------------------------------------------------
+
+/// The generalized symmetric-definite eigenproblem of each pair (a, b), as scipy.linalg.eigh(a,
+/// b, type=...): type 1 solves a v = w b v, type 2 a b v = w v, type 3 b a v = w v, with a
+/// Hermitian and b Hermitian positive definite (only the lower, or upper, triangle of each is
+/// read). w (real dtype, shape (..., n)) ascending; v (a's dtype) with columns normalized as
+/// LAPACK does: v^H b v = I (types 1 and 2), v^H inv(b) v = I (type 3). a and b share dtype and
+/// device; their batch dimensions broadcast. CPU: LAPACK ?sygvd/?hegvd; GPU: cusolverDn<t>sygvd
+/// (hegvd) per matrix. info (int32, batch shape): k in 1..n where the eigensolver did not
+/// converge, n + k where b's leading minor of order k is not positive definite; with check_info
+/// (the default) those raise LinAlgError and NotPositiveDefinite naming the batch item.
+Eigh eigh_generalized(const TensorView& a, const TensorView& b, int type = 1, bool lower = true,
+                      bool eigvals_only = false, const LinalgOptions& options = {},
+                      Stream stream = {});
+
+/// Bunch-Kaufman (diagonal pivoting) factorization of each symmetric, or with `hermitian`
+/// Hermitian, matrix, as LAPACK ?sytrf/?hetrf return it (scipy.linalg.ldl's first step): ldu
+/// (a's dtype, row-major) holds D's blocks and the multipliers of L (lower) or U below (above)
+/// the diagonal, the other triangle undefined; pivots (int32, (..., n)) are LAPACK's 1-based
+/// ipiv (negative pairs mark 2 x 2 blocks). For real a, `hermitian` does not matter. info
+/// (int32, batch shape): k > 0 where D[k-1, k-1] is exactly zero; the factorization is complete
+/// and no error is raised (scipy's rule). CPU: LAPACK; GPU: cusolverDn<t>sytrf, except complex
+/// Hermitian input (cuSOLVER has no hetrf), which is factored on the host (logged at info level).
+struct Ldl {
+  Tensor ldu;
+  Tensor pivots;
+  Tensor info;
+};
+Ldl ldl_factor(const TensorView& a, bool lower = true, bool hermitian = true,
+               const LinalgOptions& options = {}, Stream stream = {});
+
 }  // namespace gpula::linalg

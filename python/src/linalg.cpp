@@ -181,6 +181,43 @@ void def_linalg_eig(nb::module_& m) {
       nb::arg("stream") = 0, "gpula::linalg::eig / eigvals_ex: (w, v or None, info).");
 }
 
+// ---- linalg_eigh_generalized, linalg_ldl (eigh(a, b), ldl) ----
+
+void def_linalg_eigh_generalized_ldl(nb::module_& m) {
+  using std::optional;
+  using std::string;
+
+  m.def(
+      "linalg_eigh_generalized",
+      [](nb::handle a, nb::handle b, int type, bool lower, bool eigvals_only, bool check_info,
+         optional<string> device, bool fallback_cpu, int fw, uintptr_t stream) {
+        const TensorView av = to_view(a, "linalg.eigh", "a");
+        const TensorView bv = to_view(b, "linalg.eigh", "b");
+        const auto o = linalg_options(check_info, device, fallback_cpu, "linalg.eigh");
+        const linalg::Eigh r = without_gil([&] {
+          return linalg::eigh_generalized(av, bv, type, lower, eigvals_only, o,
+                                          stream_of(av, stream));
+        });
+        return nb::make_tuple(wrap(r.w, fw), wrap(r.v, fw), wrap(r.info, fw));
+      },
+      nb::arg("a"), nb::arg("b"), nb::arg("type") = 1, nb::arg("lower") = true,
+      nb::arg("eigvals_only") = false, GPULA_LINALG_COMMON_ARGS,
+      "gpula::linalg::eigh_generalized: (w, v or None, info).");
+  m.def(
+      "linalg_ldl",
+      [](nb::handle a, bool lower, bool hermitian, optional<string> device, bool fallback_cpu,
+         int fw, uintptr_t stream) {
+        const TensorView av = to_view(a, "linalg.ldl", "a");
+        const auto o = linalg_options(/*check_info=*/false, device, fallback_cpu, "linalg.ldl");
+        const linalg::Ldl r = without_gil(
+            [&] { return linalg::ldl_factor(av, lower, hermitian, o, stream_of(av, stream)); });
+        return nb::make_tuple(wrap(r.ldu, fw), wrap(r.pivots, fw), wrap(r.info, fw));
+      },
+      nb::arg("a"), nb::arg("lower") = true, nb::arg("hermitian") = true,
+      nb::arg("device") = nb::none(), nb::arg("fallback_cpu") = false, nb::arg("framework") = 0,
+      nb::arg("stream") = 0, "gpula::linalg::ldl_factor: (ldu, 1-based LAPACK pivots, info).");
+}
+
 // ---- linalg_svd (svd, svdvals) ----
 
 namespace {
@@ -372,6 +409,7 @@ void init_linalg(nb::module_& m) {
   def_linalg_eigh(m);
   def_linalg_eig(m);
   def_linalg_svd(m);
+  def_linalg_eigh_generalized_ldl(m);
 }
 
 #undef GPULA_LINALG_COMMON_ARGS

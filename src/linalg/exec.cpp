@@ -112,7 +112,7 @@ int32_t LinalgExec::read_int(const void* p) const {
   return v;
 }
 
-void LinalgExec::check(const Tensor& info, Failure what) const {
+void LinalgExec::check(const Tensor& info, Failure what, int64_t n) const {
   const int64_t count = info.view().numel();
   if (count == 0) return;
   Tensor host = info;
@@ -131,6 +131,12 @@ void LinalgExec::check(const Tensor& info, Failure what) const {
         throw_error<LinAlgError>(op_, "eigenvalues did not converge (info ", k, ")", where);
       case Failure::svd_not_converged:
         throw_error<LinAlgError>(op_, "the SVD did not converge (info ", k, ")", where);
+      case Failure::generalized_eig:
+        if (k <= n)
+          throw_error<LinAlgError>(op_, "eigenvalues did not converge (info ", k, ")", where);
+        throw NotPositiveDefinite(cat("[", op_, "] b is not positive definite: leading minor of ",
+                                      "order ", k - n, where),
+                                  k - n, info.shape().empty() ? -1 : b);
       case Failure::not_positive_definite:
         throw NotPositiveDefinite(
             cat("[", op_, "] ", arg_, " is not positive definite: leading minor of order ", k,
@@ -248,6 +254,16 @@ int64_t check_square(const char* op, const char* arg, const TensorView& v) {
     throw_error<InvalidArgument>(op, "expected a square matrix for ", arg, ", got shape ",
                                  v.shape_str());
   return v.shape[nd - 1];
+}
+
+void check_pair(const char* op, const char* arg_a, const TensorView& a, const char* arg_b,
+                const TensorView& b) {
+  if (a.device != b.device)
+    throw_error<InvalidArgument>(op, "operands on different devices: ", arg_a, " on ",
+                                 to_string(a.device), ", ", arg_b, " on ", to_string(b.device));
+  if (a.dtype != b.dtype)
+    throw_error<DTypeError>(op, "dtype mismatch: ", arg_a, " is ", name(a.dtype), ", ", arg_b,
+                            " is ", name(b.dtype));
 }
 
 }  // namespace gpula::detail

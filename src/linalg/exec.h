@@ -19,6 +19,9 @@ void check_view(const char* op, const char* arg, const TensorView& v);   // stri
 void check_float(const char* op, const char* arg, const TensorView& v);  // f32 f64 c64 c128
 // check_view + check_float + (..., n, n); returns n.
 int64_t check_square(const char* op, const char* arg, const TensorView& v);
+// Two operands of one call: same device (InvalidArgument) and dtype (DTypeError).
+void check_pair(const char* op, const char* arg_a, const TensorView& a, const char* arg_b,
+                const TensorView& b);
 
 // What a nonzero info means.
 enum class Failure : uint8_t {
@@ -28,6 +31,7 @@ enum class Failure : uint8_t {
   eig_not_converged,      // LinAlgError: "eigenvalues did not converge (info k)"
   svd_not_converged,      // LinAlgError: "the SVD did not converge (info k)"
   zero_diagonal,          // SingularMatrix: "a[k-1,k-1] is exactly zero" (triangular a)
+  generalized_eig,        // ?sygvd: k <= n as eig_not_converged, n + k: b not positive definite
 };
 
 class LinalgExec {
@@ -64,7 +68,8 @@ class LinalgExec {
   // Reads info (synchronizing with the device) and throws on the first nonzero entry. `bad`
   // info arrays have the batch shape; the message names the operand ("[linalg.solve] a is
   // singular: ...") and the flat batch index when there is one.
-  void check(const Tensor& info, Failure what) const;
+  // `n` is the matrices' order (generalized_eig only).
+  void check(const Tensor& info, Failure what, int64_t n = 0) const;
   // Zeroes the strict upper (`upper`) or strict lower triangle of each matrix of a.
   void zero_triangle(const SquareBatch& a, bool upper) const;
   // Synchronizes when options.blocking asks for it.

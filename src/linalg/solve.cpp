@@ -37,6 +37,7 @@ using detail::throw_error;
 using detail::with;
 
 using detail::check_float;
+using detail::check_pair;
 using detail::check_square;
 using detail::check_view;
 
@@ -44,18 +45,6 @@ namespace {
 
 const detail::SolveBackend& backend_of(const LinalgExec& x) {
   return x.backend(detail::cpu::solve_backend, detail::cuda::solve_backend);
-}
-
-// ---- argument checks -------------------------------------------------------------------------
-
-void check_pair(const char* op, const char* arg_a, const TensorView& a, const char* arg_b,
-                const TensorView& b) {
-  if (a.device != b.device)
-    throw_error<InvalidArgument>(op, "operands on different devices: ", arg_a, " on ",
-                                 to_string(a.device), ", ", arg_b, " on ", to_string(b.device));
-  if (a.dtype != b.dtype)
-    throw_error<DTypeError>(op, "dtype mismatch: ", arg_a, " is ", name(a.dtype), ", ", arg_b,
-                            " is ", name(b.dtype));
 }
 
 // ---- solves: how the batch of matrices meets the batch of right-hand sides --------------------

@@ -22,6 +22,12 @@ COMPLEX = {
 }
 
 
+def result_dtype(dtype, w_ref):
+    """numpy.linalg.eig's rule: real results for real input whose eigenvalues are all real."""
+    real = not dtype.startswith("complex") and not np.any(np.asarray(w_ref).imag)
+    return dtype if real else COMPLEX[dtype]
+
+
 def general(xp, rng, batch, n, dtype):
     return xp.random(rng, (*batch, n, n), dtype)
 
@@ -70,16 +76,16 @@ def test_eig_matches_numpy(xp, rng, dtype, batch, n):
     a, a64 = general(xp, rng, batch, n, dtype)
     before = to_np64(a).copy()
     w, v = gl.linalg.eig(a)
-    xp.empty_like_check(w, COMPLEX[dtype], (*batch, n))
-    xp.empty_like_check(v, COMPLEX[dtype], (*batch, n, n))
     w_ref = np.linalg.eigvals(a64)
+    xp.empty_like_check(w, result_dtype(dtype, w_ref), (*batch, n))
+    xp.empty_like_check(v, result_dtype(dtype, w_ref), (*batch, n, n))
     scale = max(np.abs(a64).sum(axis=-1).max(), 1.0)
     assert match(to_np64(w), w_ref) <= 10 * TOL[dtype] * scale
     check_pairs(a64, w, v, TOL[dtype])
     if not dtype.startswith("complex"):
         check_conjugate_pairs(w, v)
     w2 = gl.linalg.eigvals(a)
-    xp.empty_like_check(w2, COMPLEX[dtype], (*batch, n))
+    xp.empty_like_check(w2, result_dtype(dtype, w_ref), (*batch, n))
     assert match(to_np64(w2), w_ref) <= 10 * TOL[dtype] * scale
     np.testing.assert_array_equal(to_np64(a), before)
 
@@ -120,9 +126,9 @@ def test_transposed_and_strided_input(numpy_xp, rng):
 
 def test_edge_cases():
     w, v = gl.linalg.eig(np.zeros((2, 0, 0)))
-    assert w.shape == (2, 0) and v.shape == (2, 0, 0) and w.dtype == np.complex128
+    assert w.shape == (2, 0) and v.shape == (2, 0, 0) and w.dtype == np.float64  # as NumPy
     e = gl.linalg.eigvals(np.zeros((0, 3, 3), np.float32))
-    assert e.shape == (0, 3) and e.dtype == np.complex64
+    assert e.shape == (0, 3) and e.dtype == np.float32
     w, v = gl.linalg.eig(np.array([[-3.0]]))
     assert w.tolist() == [-3.0] and abs(v[0, 0]) == 1.0
     a = np.stack([np.eye(4), np.eye(4)])
@@ -138,6 +144,30 @@ def test_edge_cases():
     assert info.shape == () and int(info) == 0
     w, info = gl.linalg.eigvals(np.eye(3)[None], check_info=False)
     assert info.shape == (1,) and info.dtype == np.int32
+
+
+@pytest.mark.parametrize("dtype", LINALG_DTYPES)
+def test_real_results_rule(xp, rng, dtype):
+    """numpy.linalg.eig: real input with an all-real spectrum (over the whole batch) gives real
+    w and v; one complex pair anywhere in the batch makes both complex; complex input stays
+    complex."""
+    sym = rng.standard_normal((3, 7, 7))
+    sym = sym + np.swapaxes(sym, -1, -2)
+    a = xp.asarray(sym.astype(dtype))
+    w, v = gl.linalg.eig(a)
+    want = dtype if not dtype.startswith("complex") else COMPLEX[dtype]
+    xp.empty_like_check(w, want, (3, 7))
+    xp.empty_like_check(v, want, (3, 7, 7))
+    check_pairs(sym.astype(np.complex128), w, v, TOL[dtype])
+    xp.empty_like_check(gl.linalg.eigvals(a), want, (3, 7))
+    ref_w, ref_v = np.linalg.eig(sym)
+    assert ref_w.dtype == np.float64 and ref_v.dtype == np.float64
+    rot = sym.copy()
+    rot[2, :2, :2] = [[0.0, -1.0], [1.0, 0.0]]  # not symmetric: a complex pair in item 2
+    rot[2, :2, 2:] = rot[2, 2:, :2] = 0.0
+    w2 = gl.linalg.eigvals(xp.asarray(rot.astype(dtype)))
+    xp.empty_like_check(w2, COMPLEX[dtype], (3, 7))
+    assert np.linalg.eigvals(rot).dtype == np.complex128
 
 
 def test_errors():
@@ -156,8 +186,8 @@ def test_errors():
 def test_host_data_on_the_gpu(rng, dtype):
     a = rng.standard_normal((5, 40, 40)).astype(dtype)
     w, v = gl.linalg.eig(a, device="cuda")
-    assert isinstance(w, np.ndarray) and w.dtype == COMPLEX[dtype]
     a64 = a.astype(np.complex128)
+    assert isinstance(w, np.ndarray) and w.dtype == result_dtype(dtype, np.linalg.eigvals(a64))
     check_pairs(a64, w, v, TOL[dtype])
     scale = np.abs(a64).sum(axis=-1).max()
     assert match(to_np64(w), np.linalg.eigvals(a64)) <= 10 * TOL[dtype] * scale

@@ -45,6 +45,14 @@ def dense_linalg(k: F64, a: F64, y: F64) -> float:
     res = gl.linalg.eigh(k)
     w: F64 = res.eigenvalues
     ev = gl.linalg.eig(k).eigenvalues
+    # issue 22 (d2): eigh(a, b), ldl, expm, matrix_power, multi_dot
+    wb, vb = gl.linalg.eigh(k, np.eye(k.shape[0]), type=1)
+    lfac, dfac, perm = gl.linalg.ldl(k)
+    e: F64 = gl.linalg.expm(k / 10)
+    k2: F64 = gl.linalg.matrix_power(k, 2)
+    aka: F64 = gl.linalg.multi_dot([a, k, a.T])
+    assert wb.shape == w.shape and vb.shape == lfac.shape == dfac.shape == e.shape == k2.shape
+    assert perm.shape == w.shape and aka.shape == (a.shape[0], a.shape[0])
     assert q.shape == a.shape and r.shape == (a.shape[1], a.shape[1]) and rank == a.shape[1]
     assert u.shape == a.shape and s.shape == (a.shape[1],) and vh.shape == r.shape
     assert solution.shape == x.shape and sv.shape == (a.shape[1],) and residuals.shape == (1,)

@@ -34,6 +34,7 @@ slogdet), _eigh.py, _eig.py, _qr.py (qr, lstsq), _svd.py (svd, svdvals; _svd_gra
 "gram" method), _topk.py (the randomized top-k SVD and what the top-k compositions share);
 _triangular.py (solve_triangular), _lu.py (lu, lu_solve with trans=), _norms.py (norm, cond,
 pinv, matrix_rank);
+_ldl.py (ldl), _matfuncs.py (expm, matrix_power, multi_dot: compositions of matmul and solve);
 _operands.py reads operands and holds what every native call takes; _results.py the named
 tuples.
 
@@ -45,6 +46,8 @@ Example:
 
 from ._eig import eig, eigvals
 from ._eigh import eigh, eigvalsh
+from ._ldl import ldl  # issue 22 (d2): ldl, expm, matrix_power, multi_dot
+from ._matfuncs import expm, matrix_power, multi_dot
 from ._qr import lstsq, qr
 from ._results import (
     EighResult,
@@ -69,6 +72,7 @@ __all__ += ["eig", "eigvals"]
 __all__ += ["qr", "lstsq"]
 __all__ += ["svd", "svdvals"]
 __all__ += ["solve_triangular", "lu", "pinv", "matrix_rank", "norm", "cond"]
+__all__ += ["ldl", "expm", "matrix_power", "multi_dot"]  # issue 22 (d2)
 # The named tuples of the results (NumPy 2's names; lstsq's and lu_factor's are gpula's).
 __all__ += ["EighResult", "EigResult", "SVDResult", "SlogdetResult", "QRResult"]
 __all__ += ["LstsqResult", "LUFactorResult"]

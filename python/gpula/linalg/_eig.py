@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import _gpula
-from ._operands import Call, operands_of, with_info
+from ._operands import Call, contig, is_complex, operands_of, to_host, with_info
 from ._results import EigResult
 
 
@@ -22,9 +24,11 @@ def eig(
     """Eigenvalues and right eigenvectors of general square ``a`` (batched), as
     numpy.linalg.eig: ``EigResult(eigenvalues, eigenvectors)``, ``(w, v)`` below.
 
-    ``w`` (shape ``(..., n)``) and ``v`` (shape ``(..., n, n)``) are complex: complex64 for
-    float32/complex64 ``a``, complex128 for float64/complex128. Unlike NumPy, ``w`` stays complex
-    even when every eigenvalue is real (as torch.linalg.eig). Column ``v[..., :, j]`` is a unit
+    ``w`` (shape ``(..., n)``) and ``v`` (shape ``(..., n, n)``) follow numpy.linalg.eig's
+    rule: for real ``a`` whose eigenvalues (over the whole batch) all have zero imaginary part
+    they are real (float32 or float64, as ``a``), otherwise complex: complex64 for
+    float32/complex64 ``a``, complex128 for float64/complex128 (the test reads ``w`` back from
+    a GPU, a synchronization; torch.linalg.eig always returns complex). Column ``v[..., :, j]`` is a unit
     (2-norm) right eigenvector of ``w[..., j]``, so ``a @ v == v * w[..., None, :]``.
     Eigenvalues are not sorted; order and phases are LAPACK's (?geev on the CPU,
     cusolverDnXgeev on a GPU): for real ``a``, complex eigenvalues come in exactly conjugate
@@ -42,6 +46,8 @@ def eig(
     (a,) = operands_of("eig", check_finite, a=a)
     call = Call("eig", a, check_info, device, fallback, stream)
     w, v, info = _gpula.linalg_eig(call.pkg.export(a), False, **call.kwargs)
+    if _real_spectrum(a, w):
+        w, v = contig(w.real), contig(v.real)
     return with_info(call, EigResult(w, v), info)
 
 
@@ -54,18 +60,27 @@ def eigvals(
     fallback: str | None = None,
     stream: Any = None,
 ) -> Any:
-    """Eigenvalues (complex, shape ``(..., n)``, LAPACK's order) of general square ``a``, as
-    numpy.linalg.eigvals; :func:`eig` without the eigenvectors.
+    """Eigenvalues (shape ``(..., n)``, LAPACK's order) of general square ``a``, as
+    numpy.linalg.eigvals; :func:`eig` without the eigenvectors, with its rule for real results.
 
     Example:
         >>> import numpy as np, gpula as gl
         >>> gl.linalg.eigvals(np.array([[2.0, 1.0], [0.0, 3.0]]))
-        array([2.+0.j, 3.+0.j])
+        array([2., 3.])
     """
     (a,) = operands_of("eigvals", check_finite, a=a)
     call = Call("eigvals", a, check_info, device, fallback, stream)
     w, _, info = _gpula.linalg_eig(call.pkg.export(a), True, **call.kwargs)
+    if _real_spectrum(a, w):
+        w = contig(w.real)
     return with_info(call, w, info)
+
+
+def _real_spectrum(a: Any, w: Any) -> bool:
+    """numpy.linalg.eig's rule: real results for real a whose eigenvalues (the whole batch's)
+    all have zero imaginary part. NaN eigenvalues (check_finite=False) keep a NaN imaginary
+    part, hence complex results."""
+    return not is_complex(a) and not bool(np.any(to_host(w.imag) != 0))
 
 
 __all__ = ["eig", "eigvals"]

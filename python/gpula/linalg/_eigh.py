@@ -65,9 +65,11 @@ _WHICH = ("largest", "smallest")
 
 def eigh(
     a: Any,
-    lower: bool = True,
-    eigvals_only: bool = False,
+    b: Any = None,
+    lower: bool | None = None,
+    eigvals_only: bool | None = None,
     *,
+    type: int = 1,  # noqa: A002  (scipy's name)
     k: int | None = None,
     which: str = "largest",
     check_finite: bool = True,
@@ -92,14 +94,59 @@ def eigh(
     With ``k`` (an int): only the k largest (``which="largest"``) or smallest eigenpairs,
     ascending, through eigh_topk below; ``k=None`` is the full spectrum.
 
+    ``lower`` defaults to True and ``eigvals_only`` to False. A True/False second positional
+    argument is ``lower`` (and a third ``eigvals_only``), gpula's positional form before ``b``.
+
+    With ``b`` (Hermitian positive definite; scipy.linalg.eigh(a, b)): the generalized problem of scipy's ``type`` 1 (``a v = w b v``), 2
+    (``a b v = w v``) or 3 (``b a v = w v``); ``v`` is normalized as scipy's (``v^H b v = I`` for
+    types 1 and 2, ``v^H inv(b) v = I`` for type 3); ``a`` and ``b`` are promoted to their common
+    type and their batch dimensions broadcast. LAPACK ?sygvd/?hegvd on the CPU, cuSOLVER
+    sygvd per matrix on a GPU. A ``b`` that is not positive definite raises
+    gl.NotPositiveDefinite (unless ``check_info=False``); ``k`` does not combine with ``b``.
+
     Example:
         >>> import numpy as np, gpula as gl
         >>> w, v = gl.linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
         >>> w
         array([1., 3.])
     """
+    if _is_flag(b):  # eigh(a, lower[, eigvals_only]): the positional form before b
+        if lower is not None and eigvals_only is not None:
+            raise TypeError("eigh() got lower twice: a flag in the place of b, and lower")
+        b, lower, eigvals_only = None, b, (lower if lower is not None else eigvals_only)
+    lower = True if lower is None else lower
+    eigvals_only = False if eigvals_only is None else eigvals_only
+    if b is not None:
+        if k is not None:
+            raise InvalidArgument("[linalg.eigh] k does not combine with b (the generalized problem)")
+        return _eigh_generalized(a, b, lower, eigvals_only, type, check_finite, check_info, device,
+                                 fallback, stream)
     return _eigh("eigh", a, lower, eigvals_only, k, which, check_finite, check_info, device,
                  fallback, stream)
+
+
+def _is_flag(x: Any) -> bool:
+    """Whether x is True/False (NumPy's too, and 0-d bool arrays), not a matrix b."""
+    if isinstance(x, (bool, np.bool_)):
+        return True
+    return isinstance(x, np.ndarray) and x.shape == () and x.dtype == np.bool_
+
+
+def _eigh_generalized(a: Any, b: Any, lower: Any, eigvals_only: Any, type_: Any,
+                      check_finite: Any, check_info: Any, device: Any, fallback: Any,
+                      stream: Any) -> Any:
+    """eigh(a, b): the generalized symmetric-definite problem, natively."""
+    lower = flag("eigh", "lower", lower)
+    only = flag("eigh", "eigvals_only", eigvals_only)
+    if isinstance(type_, (bool, np.bool_)) or type_ not in (1, 2, 3):
+        raise InvalidArgument(f"[linalg.eigh] type must be 1, 2 or 3, got {type_!r}")
+    a, b = operands_of("eigh", check_finite, a=a, b=b)
+    call = Call("eigh", a, check_info, device, fallback, stream)
+    w, v, info = _gpula.linalg_eigh_generalized(
+        call.pkg.export(a), _interop.export(b, "linalg.eigh", "b"), int(type_), lower, only,
+        **call.kwargs
+    )
+    return with_info(call, w if only else EighResult(w, v), info)
 
 
 def _eigh(op: str, a: Any, lower: Any, eigvals_only: Any, k: Any, which: Any, check_finite: Any,

@@ -3,6 +3,8 @@
 
 #include "linalg/eig_backend.h"
 #include "linalg/eigh_backend.h"
+#include "linalg/eigh_generalized_backend.h"
+#include "linalg/ldl_backend.h"
 #include "linalg/qr_backend.h"
 #include "linalg/solve_backend.h"
 #include "linalg/svd_backend.h"
@@ -16,5 +18,7 @@ const EighBackend& eigh_backend() { throw NotCompiled("cuda"); }
 const QrBackend& qr_backend() { throw NotCompiled("cuda"); }
 const SvdBackend& svd_backend() { throw NotCompiled("cuda"); }
 const TriangularBackend& triangular_backend() { throw NotCompiled("cuda"); }
+const EighGeneralizedBackend& eigh_generalized_backend() { throw NotCompiled("cuda"); }
+const LdlBackend& ldl_backend() { throw NotCompiled("cuda"); }
 
 }  // namespace gpula::detail::cuda

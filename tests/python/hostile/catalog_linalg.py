@@ -437,6 +437,93 @@ def _dense1_entries(L: Any, std: tuple[Opt, ...]) -> list[Entry]:
     ]
 
 
+# ---------------------------------------------------------------------------------------------
+# issue 22 (d2): expm, matrix_power, multi_dot, ldl, eigh(a, b)
+
+
+def _ref_expm(d: dict) -> Any:
+    a = _f(d["a"])
+    if not a.dtype.isnative:  # scipy's expm takes no big-endian arrays; NumPy does
+        a = a.astype(a.dtype.newbyteorder("="))
+    _finite_unless(d, a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError("not square")
+    if a.ndim > 2 and a.size and not any(a.strides[:-2]):  # one matrix broadcast: scipy loops
+        return np.broadcast_to(sla.expm(a[(0,) * (a.ndim - 2)]), a.shape)
+    return sla.expm(a) if a.size else a.copy()
+
+
+def _ref_ldl(d: dict) -> Any:
+    a = _f(d["a"])
+    _finite_unless(d, a)
+    kw = _kw(d)
+    return sla.ldl(a, lower=kw.get("lower", True), hermitian=kw.get("hermitian", True))
+
+
+def check_ldl(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
+    if not (isinstance(r, tuple) and len(r) == 3):
+        return f"returns {type(r).__name__}, not (lu, d, perm)"
+    lu, dd, perm = (np.asarray(as_np(x)) for x in r)
+    return first(close(lu, ref[0], "lu"), close(dd, ref[1], "d"),
+                 close(perm.astype(np.float64), ref[2].astype(np.float64), "perm"))
+
+
+def _ref_eigh_b(d: dict) -> Any:
+    if d["b"] is None:  # eigh(a, None): the standard problem, as scipy's
+        return _ref_eigh({**d, "kw": {**_kw(d), "eigvals_only": True}})
+    a, b = _f(d["a"]), _f(d["b"])
+    _finite_unless(d, a, b)
+    return sla.eigh(a, b, lower=_kw(d).get("lower", True), eigvals_only=True)
+
+
+def check_eigh_b(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
+    if not (isinstance(r, tuple) and len(r) == 2):
+        return f"returns {type(r).__name__}, not (w, v)"
+    w, v = (np.asarray(as_np(x)) for x in r)
+    lower = _kw(d).get("lower", True)
+    a = _lower_sym(_f(d["a"]), lower)
+    b = np.eye(a.shape[-1]) if d["b"] is None else _lower_sym(_f(d["b"]), lower)
+    tol = max(1e-7, tol_of(w.dtype))
+    return first(close(w, ref, "w"), close(a @ v, b @ v * w[..., None, :], "a v - b v w", tol))
+
+
+def _d2_entries(std: tuple[Opt, ...]) -> list[Entry]:
+    L = gl.linalg
+    fin = (Opt("check_finite_false", {"check_finite": False}, expect="ref"),
+           Opt("check_finite_bogus", {"check_finite": "yes"}, mention="check_finite"),
+           Opt("unknown_kw", {"foo": 1}, expect="signature", mention="foo"))
+    return [
+        Entry("linalg.expm", "linalg.expm", lambda g: {"a": _gen(g) / 4, "kw": {}},
+              lambda d: L.expm(d["a"], **_kw(d)), _ref_expm, check_array, (_sq("a"),),
+              numpy_inputs=True, options=fin),
+        Entry("linalg.matrix_power", ("linalg.matrix_power", "linalg.inv"),
+              lambda g: {"a": _gen(g), "kw": {}},
+              lambda d: L.matrix_power(d["a"], -3),
+              lambda d: np.linalg.matrix_power(_f(d["a"]), -3), check_array, (_sq("a"),),
+              numpy_inputs=True),
+        Entry("linalg.multi_dot", "linalg.multi_dot",
+              lambda g: {"a": g.standard_normal((3, N)), "b": g.standard_normal((N, 2)),
+                         "c": g.standard_normal(2), "kw": {}},
+              lambda d: L.multi_dot([d["a"], d["b"], d["c"]]),
+              lambda d: np.linalg.multi_dot([_f(d["a"]), _f(d["b"]), _f(d["c"])]),
+              check_array, tuple(Arg(n, k, aliases=(f"arrays[{i}]",))
+                                 for i, (n, k) in enumerate((("a", "mat"), ("b", "mat"),
+                                                             ("c", "vec")))),
+              numpy_inputs=True),
+        Entry("linalg.ldl", "linalg.ldl", lambda g: {"a": _sym(g), "kw": {}},
+              lambda d: L.ldl(d["a"], **_kw(d)), _ref_ldl, check_ldl, (Arg("a", "mat"),),
+              numpy_inputs=True,
+              options=(*_std_opts(info=False), Opt("upper", {"lower": False}, expect="ref"),
+                       Opt("hermitian_bogus", {"hermitian": "x"}, mention="hermitian"))),
+        Entry("linalg.eigh[b]", "linalg.eigh",
+              lambda g: {"a": _sym(g), "b": _spd(g), "kw": {}},
+              lambda d: L.eigh(d["a"], d["b"], **_kw(d)), _ref_eigh_b, check_eigh_b,
+              (Arg("a", "mat"), Arg("b", "mat")), numpy_inputs=True,
+              options=(*std, Opt("upper", {"lower": False}, expect="ref"),
+                       Opt("type_bogus", {"type": 7}, mention="type"))),
+    ]
+
+
 def _sq(name: str) -> Arg:
     return Arg(name, "mat", batch=True, huge=_huge_batch)
 
@@ -566,5 +653,6 @@ def entries() -> list[Entry]:
               numpy_inputs=True, options=std),
     ]
     out += _dense1_entries(L, std)
+    out += _d2_entries(std)
     return out
 
