@@ -180,6 +180,8 @@ def _bad_calls():
         ("activation", lambda: GF.linear(x, w, None, "tanh"), gl.InvalidArgument, "activation"),
         ("not a tensor", lambda: GF.linear(x, w.numpy()), gl.DTypeError, "weight"),
         ("mlp empty", lambda: GF.mlp(x, []), gl.InvalidArgument, "weights"),
+        ("mlp activation", lambda: GF.mlp(x, [w], activation=None), gl.InvalidArgument,
+         "activation"),
         ("mlp biases", lambda: GF.mlp(x, [w], [torch.randn(3), torch.randn(3)]),
          gl.InvalidArgument, "biases"),
         ("mlp chain", lambda: GF.mlp(x, [w, torch.randn(2, 5)]), gl.InvalidArgument,

@@ -20,10 +20,6 @@ from . import _ops
 __all__ = ["linear", "mlp"]
 
 
-def _activation(op: str, activation: Optional[str]) -> str:
-    return "none" if activation is None else activation
-
-
 def linear(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
            activation: Optional[str] = None) -> torch.Tensor:
     """``act(input @ weight.T + bias)`` in one fused gpula call, as ``torch.nn.functional.linear``
@@ -37,7 +33,7 @@ def linear(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
         >>> linear(torch.ones(1, 2), torch.ones(3, 2), torch.ones(3)).tolist()
         [[3.0, 3.0, 3.0]]
     """
-    act = _activation("gpula.torch.linear", activation)
+    act = "none" if activation is None else activation
     _ops.check_linear("gpula.torch.linear", input, weight, bias, act)
     return torch.ops.gpula.linear(input, weight, bias, act)[0]
 
@@ -56,16 +52,18 @@ def mlp(input: torch.Tensor, weights: Sequence[torch.Tensor],
         [[6.0]]
     """
     op = "gpula.torch.mlp"
-    act = _activation(op, activation)
     weights = list(weights)
     biases = [] if biases is None else list(biases)
+    if activation not in ("relu", "gelu"):  # without one, a stack is a chain of products
+        raise _ops.InvalidArgument(f"[{op}] activation must be 'relu' or 'gelu', got "
+                                   f"{activation!r}")
     if not weights:
         raise _ops.InvalidArgument(f"[{op}] weights must hold at least one matrix")
     if biases and len(biases) != len(weights):
         raise _ops.InvalidArgument(f"[{op}] biases must hold one vector per weight "
                                    f"({len(weights)}), got {len(biases)}")
-    h_shape = input
+    h = input  # each layer is checked against the shape of its input (a 0-row stand-in)
     for i, w in enumerate(weights):
-        _ops.check_linear(op, h_shape, w, biases[i] if biases else None, act)
-        h_shape = input.new_empty((0, w.shape[0])) if i < len(weights) - 1 else h_shape
-    return torch.ops.gpula.mlp(input, weights, biases, act)[0]
+        _ops.check_linear(op, h, w, biases[i] if biases else None, activation)
+        h = input.new_empty((0, w.shape[0]))
+    return torch.ops.gpula.mlp(input, weights, biases, activation)[0]
