@@ -70,13 +70,14 @@ class CupyPackage(Package):
 
     def from_numpy(self, a, device):
         with self.cupy.cuda.Device(device):
-            return self.cupy.asarray(np.ascontiguousarray(a))
+            return self.cupy.asarray(a if a.flags.c_contiguous else np.ascontiguousarray(a))
 
     def from_dlpack(self, x):
         return self.cupy.from_dlpack(x)
 
     def contiguous(self, x):
-        return self.cupy.ascontiguousarray(x)
+        # cupy.ascontiguousarray makes a 0-d array 1-d; a contiguous array (0-d ones are) stays
+        return x if x.flags.c_contiguous else self.cupy.ascontiguousarray(x)
 
     def astype(self, x, dtype):
         return x.astype(dtype)

@@ -52,13 +52,13 @@ class NumpyPackage(Package):
         return np.asarray(x)
 
     def from_numpy(self, a, device):
-        return np.ascontiguousarray(a)
+        return a if a.flags.c_contiguous else np.ascontiguousarray(a)  # which makes 0-d 1-d
 
     def from_dlpack(self, x):
         return np.from_dlpack(x)
 
     def contiguous(self, x):
-        return np.ascontiguousarray(x)
+        return x if x.flags.c_contiguous else np.ascontiguousarray(x)  # which makes 0-d 1-d
 
     def astype(self, x, dtype):
         return x.astype(np.dtype(dtype).newbyteorder("="))

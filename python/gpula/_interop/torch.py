@@ -92,7 +92,7 @@ class TorchPackage(Package):
         return x.detach().resolve_conj().resolve_neg().cpu().numpy()
 
     def from_numpy(self, a, device):
-        return self.torch.from_numpy(np.ascontiguousarray(a)).to(device)
+        return self.torch.from_numpy(a if a.flags.c_contiguous else np.ascontiguousarray(a)).to(device)
 
     def from_dlpack(self, x):
         return self.torch.from_dlpack(x)

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .. import _gpula
-from ._operands import Call, contig, is_complex, operands_of, to_host, with_info
+from ._operands import Call, operands_of, with_info
 from ._results import EigResult
 
 
@@ -24,12 +22,12 @@ def eig(
     """Eigenvalues and right eigenvectors of general square ``a`` (batched), as
     numpy.linalg.eig: ``EigResult(eigenvalues, eigenvectors)``, ``(w, v)`` below.
 
-    ``w`` (shape ``(..., n)``) and ``v`` (shape ``(..., n, n)``) follow numpy.linalg.eig's
-    rule: for real ``a`` whose eigenvalues (over the whole batch) all have zero imaginary part
-    they are real (float32 or float64, as ``a``), otherwise complex: complex64 for
-    float32/complex64 ``a``, complex128 for float64/complex128 (the test reads ``w`` back from
-    a GPU, a synchronization; torch.linalg.eig always returns complex). Column ``v[..., :, j]`` is a unit
-    (2-norm) right eigenvector of ``w[..., j]``, so ``a @ v == v * w[..., None, :]``.
+    ``w`` (shape ``(..., n)``) and ``v`` (shape ``(..., n, n)``) are always complex, as
+    numpy.linalg.eig returns them from NumPy 2.5 on, and as torch.linalg.eig and the array API
+    do: complex64 for float32/complex64 ``a``, complex128 for float64/complex128, whatever the
+    values (NumPy before 2.5 cast an all-real spectrum to a real dtype; ``w.real`` gives that).
+    Column ``v[..., :, j]`` is a unit (2-norm) right eigenvector of ``w[..., j]``, so
+    ``a @ v == v * w[..., None, :]``.
     Eigenvalues are not sorted; order and phases are LAPACK's (?geev on the CPU,
     cusolverDnXgeev on a GPU): for real ``a``, complex eigenvalues come in exactly conjugate
     pairs (positive imaginary part first), as do their eigenvectors. A solver that does not
@@ -46,8 +44,6 @@ def eig(
     (a,) = operands_of("eig", check_finite, a=a)
     call = Call("eig", a, check_info, device, fallback, stream)
     w, v, info = _gpula.linalg_eig(call.pkg.export(a), False, **call.kwargs)
-    if _real_spectrum(a, w):
-        w, v = contig(w.real), contig(v.real)
     return with_info(call, EigResult(w, v), info)
 
 
@@ -61,26 +57,17 @@ def eigvals(
     stream: Any = None,
 ) -> Any:
     """Eigenvalues (shape ``(..., n)``, LAPACK's order) of general square ``a``, as
-    numpy.linalg.eigvals; :func:`eig` without the eigenvectors, with its rule for real results.
+    numpy.linalg.eigvals; :func:`eig` without the eigenvectors, complex as there.
 
     Example:
         >>> import numpy as np, gpula as gl
         >>> gl.linalg.eigvals(np.array([[2.0, 1.0], [0.0, 3.0]]))
-        array([2., 3.])
+        array([2.+0.j, 3.+0.j])
     """
     (a,) = operands_of("eigvals", check_finite, a=a)
     call = Call("eigvals", a, check_info, device, fallback, stream)
     w, _, info = _gpula.linalg_eig(call.pkg.export(a), True, **call.kwargs)
-    if _real_spectrum(a, w):
-        w = contig(w.real)
     return with_info(call, w, info)
-
-
-def _real_spectrum(a: Any, w: Any) -> bool:
-    """numpy.linalg.eig's rule: real results for real a whose eigenvalues (the whole batch's)
-    all have zero imaginary part. NaN eigenvalues (check_finite=False) keep a NaN imaginary
-    part, hence complex results."""
-    return not is_complex(a) and not bool(np.any(to_host(w.imag) != 0))
 
 
 __all__ = ["eig", "eigvals"]
