@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse  # noqa: F401 (loaded before gpula: the pools load in the same order)
-from common import gpula_description, poisson2d, save_json
+from common import gpula_description, host_busy, poisson2d, save_json
 
 import gpula as gl
 
@@ -80,7 +80,9 @@ def pools() -> list[str]:
 def settings() -> list[str]:
     lines = [f"{k}={os.environ[k]}" for k in ENV_KEYS if k in os.environ] or ["(no env set)"]
     cpu = gpula_description().split("\n")[0]
-    return [f"cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}", cpu, *lines, *pools()]
+    busy, load = host_busy()
+    return [f"cores {os.cpu_count()}, load {load:.2f}, host {busy:.0%} busy over 1 s before the run",
+            cpu, *lines, *pools()]
 
 
 def per_call(fn, n):

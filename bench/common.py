@@ -122,6 +122,21 @@ class Timing(NamedTuple):
     out: Any  # what the last call returned
 
 
+def host_busy(seconds=1.0):
+    """(share of all cores' time busy on the whole host over `seconds`, 1-min load average):
+    /proc/stat, so other processes' work shows, not only this one's."""
+
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]  # total, idle + iowait
+
+    t0, i0 = sample()
+    time.sleep(seconds)
+    t1, i1 = sample()
+    return 1.0 - (i1 - i0) / max(t1 - t0, 1), os.getloadavg()[0]
+
+
 def summarize(times_ms, out=None):
     med = statistics.median(times_ms)
     return Timing(med, (max(times_ms) - min(times_ms)) / med if med else 0.0, out)

@@ -305,6 +305,8 @@ stage_probes() {
 stage_cpubench() {
   [[ -d $PYSITE/gpula ]] || { DETAIL="the python stage did not install gpula"; return 1; }
   local rc=0 tars base src=$BUILD/base-src bdir=$BUILD/base-build
+  echo "== the host's busiest processes before the runs (another stage's leftovers show here)"
+  ps -eo pid,pcpu,nlwp,etime,comm --sort=-pcpu | head -8
   echo "== after: this code ($PYSITE)"
   (cd /tmp && timeout 150 $PY "$ROOT/bench/bench_cpu_interleave.py" ${CPUBENCH_ARGS:-} --json "$OUT/cpu_after.json") \
     | tee "$BUILD/cpu_after.txt" || rc=$?
