@@ -5,12 +5,13 @@
 # prints a summary table last. It continues past failures and exits nonzero if any stage failed.
 #
 #   scripts/gpu_check.sh                  # every stage
-#   scripts/gpu_check.sh build cuda       # only some: deps build ctest cuda sanitizer python pytest bench
+#   scripts/gpu_check.sh build cuda       # only some: deps build ctest cuda sanitizer python pytest
+#                                         # examples bench
 #
 # The machine has no network: Debian packages carried in .deps/debs (OpenBLAS, GoogleTest,
 # DLPack; see "GPU workflow" in README.md) are unpacked into .deps/root with dpkg -x, never into /.
 # Logs go to $OUT (default build-gpu/out): build.log ctest.log cuda_tests.log sanitizer.log
-# pytest.log bench.log summary.txt, and the benchmarks' dated results table (*.md).
+# pytest.log examples.log bench.log summary.txt, and the benchmarks' dated results table (*.md).
 #
 # Environment: OUT, JOBS (default: all cores), GPU_CHECK_BUDGET (seconds for the whole run,
 # default 570: the device tool stops a command at 600), SANITIZER_FILTER (gtest filter for the
@@ -33,7 +34,7 @@ DEPS=$ROOT/.deps/root
 PYSITE=$BUILD/pysite
 PY=${PYTHON:-python3}
 T0=$(date +%s)
-ALL_STAGES="deps build ctest cuda sanitizer python pytest bench"  # "probes", "cpubench" on request
+ALL_STAGES="deps build ctest cuda sanitizer python pytest examples bench"  # "probes", "cpubench" on request
 STAGES=${*:-$ALL_STAGES}
 
 # ---- bookkeeping -----------------------------------------------------------------------------
@@ -412,6 +413,27 @@ stage_pytest() {
   return $rc
 }
 
+# The training examples on the GPU at their default sizes (issue 19): each checks itself against
+# torch.nn / torch.linalg and exits nonzero when they part; their timing lines go to the summary.
+# Log examples.log.
+stage_examples() {
+  [[ -d $PYSITE/gpula ]] || { DETAIL="the python stage did not install gpula"; return 1; }
+  local rc=0 run
+  : >"$BUILD/examples_summary.txt"
+  for run in "train_mlp_torch.py --dtype float32" "train_mlp_torch.py --dtype bfloat16" \
+             "gp_train_torch.py"; do
+    echo "== examples/python/$run --device cuda"
+    # shellcheck disable=SC2086  # run holds the script and its arguments
+    (cd "$ROOT/examples/python" && timeout 120 $PY $run --device cuda) \
+      | tee -a "$BUILD/examples.txt" || rc=$?
+    grep -E '^(cuda|OK|FAIL)' "$BUILD/examples.txt" | tail -2 | sed "s|^|  ${run%% *}: |" \
+      >>"$BUILD/examples_summary.txt"
+    : >"$BUILD/examples.txt"
+  done
+  DETAIL="3 runs (train_mlp_torch float32/bfloat16, gp_train_torch)"
+  return $rc
+}
+
 # The benchmarks write into a scratch folder; $OUT gets their logs (appended to bench.log), the
 # dated results table(s) (*.md) and, in summary.txt, bench_summary.txt: the device tool brings
 # back at most 8 files.
@@ -441,10 +463,10 @@ stage_bench() {
 # ---- main ------------------------------------------------------------------------------------
 
 : >"$OUT/build.log"
-for f in ctest cuda_tests sanitizer pytest bench probes cpubench; do wants "${f%_tests}" && : >"$OUT/$f.log"; done
+for f in ctest cuda_tests sanitizer pytest examples bench probes cpubench; do wants "${f%_tests}" && : >"$OUT/$f.log"; done
 setup_env
 wants deps || [[ -d $DEPS ]] || STAGES="deps $STAGES"
-rm -f "$BUILD/bench_summary.txt"
+rm -f "$BUILD/bench_summary.txt" "$BUILD/examples_summary.txt"
 
 run_stage deps build.log 90 stage_deps
 setup_env  # again: what deps unpacked (SuiteSparse, cuDSS) goes on the paths
@@ -453,6 +475,7 @@ run_stage ctest ctest.log 90 stage_ctest
 run_stage cuda cuda_tests.log 260 stage_cuda
 run_stage python build.log 180 stage_python
 run_stage pytest pytest.log "${PYTEST_LIMIT:-150}" stage_pytest
+run_stage examples examples.log 300 stage_examples
 run_stage sanitizer sanitizer.log 180 stage_sanitizer
 run_stage bench bench.log 600 stage_bench
 run_stage probes probes.log 400 stage_probes
@@ -474,6 +497,11 @@ run_stage cpubench cpubench.log 450 stage_cpubench
   for i in "${!R_NAME[@]}"; do
     printf '%-10s %-5s %6s  %s\n' "${R_NAME[$i]}" "${R_STATUS[$i]}" "${R_SECS[$i]}" "${R_DETAIL[$i]}"
   done
+  if wants examples && [[ -s $BUILD/examples_summary.txt ]]; then
+    echo
+    echo "training examples on the GPU:"
+    cat "$BUILD/examples_summary.txt"
+  fi
   if wants bench && [[ -f $BUILD/bench_summary.txt ]]; then
     echo
     echo "benchmarks (bench_summary.txt):"
