@@ -232,3 +232,24 @@ def test_cuda_layers_match_the_cpu(dtype):
     y_cpu.sum().backward()
     for a, b in zip(gpu.parameters(), cpu.parameters()):
         torch.testing.assert_close(a.grad.float().cpu(), b.grad, rtol=10 * tol, atol=10 * tol)
+
+
+@pytest.mark.gpu
+def test_cuda_float32_follows_torchs_matmul_precision():
+    """TF32 under set_float32_matmul_precision("high"), full float32 under "highest"."""
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA device")
+    g = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(256, 1024, device="cuda", generator=g)
+    w = torch.randn(512, 1024, device="cuda", generator=g)
+    ref = (x.double() @ w.double().t()).float()
+    before = torch.get_float32_matmul_precision()
+    try:
+        errs = {}
+        for mode in ("highest", "high"):
+            torch.set_float32_matmul_precision(mode)
+            errs[mode] = ((GF.linear(x, w, None, None) - ref).abs().max() / ref.abs().max()).item()
+    finally:
+        torch.set_float32_matmul_precision(before)
+    assert errs["highest"] < 1e-5  # float32 rounding
+    assert 1e-5 < errs["high"] < 5e-3  # TF32's 10-bit mantissa

@@ -13,7 +13,8 @@ from typing import Optional
 import torch
 
 from .. import _gpula
-from .._matmul import matmul
+from .._matmul import matmul as _matmul
+from .._options import MatmulOptions
 from ..errors import DTypeError, InvalidArgument
 
 Epilog = _gpula.Epilog
@@ -26,6 +27,16 @@ _FORWARD = {
 _AUX = {"relu": "relu_aux", "gelu": "gelu_aux"}
 _BACKWARD = {"relu": Epilog.DRELU_BGRAD, "gelu": Epilog.DGELU_BGRAD}
 _DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_TF32 = MatmulOptions(compute_type=_gpula.ComputeType.COMPUTE_32F_FAST_TF32)
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, **kwargs):
+    """gpula's matmul under torch's float32 matmul precision, as torch.nn.Linear: float32 CUDA
+    tensors use TF32 tensor cores unless torch.get_float32_matmul_precision() is "highest" (its
+    default); the CPU has no TF32 and computes in full float32."""
+    if a.dtype == torch.float32 and a.is_cuda and torch.get_float32_matmul_precision() != "highest":
+        kwargs["options"] = _TF32
+    return _matmul(a, b, **kwargs)
 
 
 def check_linear(op: str, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
