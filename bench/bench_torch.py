@@ -156,9 +156,14 @@ def main(argv=None):
     shapes = [(2048, 1024, 4096)] if args.quick else [(16384, 4096, 16384), (65536, 1024, 4096)]
     gp_n = 512 if args.quick else 4096
     results = {"device": device, "quick": args.quick, "ffn": {}, "gp": {}, "overhead_us": {}}
-    lines = [f"gpula.torch ({device}, torch {torch.__version__}{', QUICK sizes' if args.quick else ''}; "
-             "ms per forward+backward step, medians; ratio = peer / gpula):"]
+    def emit(line):  # each line reaches the summary as soon as it is measured (a timeout keeps it)
+        log(line)
+        append_summary(args.summary, [line])
+
+    emit(f"gpula.torch ({device}, torch {torch.__version__}{', QUICK sizes' if args.quick else ''}; "
+         "ms per forward+backward step, medians; ratio = peer / gpula):")
     for t, d, h in shapes:
+        log(f"FFN {t}x{d}x{h} ...")
         r = ffn_case(t, d, h, args.repeats, not args.no_compile)
         results["ffn"][f"{t}x{d}x{h}"] = r
         floor = r["GEMMs alone"]
@@ -168,26 +173,23 @@ def main(argv=None):
                 parts.append(f"{name} {r[name]:.2f} ({r['flops'] / r[name] / 1e9:.0f} TFLOP/s)")
             else:
                 parts.append(f"{name} n/a")
-        lines.append(f"  FFN bf16 T={t} {d}->{h}->{d}: " + ", ".join(parts))
+        emit(f"  FFN bf16 T={t} {d}->{h}->{d}: " + ", ".join(parts))
         comp = r.get("torch compiled")
-        lines.append(f"    gpula / GEMM floor {r['gpula'] / floor:.3f} (goal <= 1.03), eager torch / "
+        emit(f"    gpula / GEMM floor {r['gpula'] / floor:.3f} (goal <= 1.03), eager torch / "
                      f"gpula {r['torch eager'] / r['gpula']:.2f}, compiled torch / gpula "
                      + (f"{comp / r['gpula']:.2f}" if comp else "n/a")
                      + f"; outputs differ by {r['max |y gpula - y torch| / max |y|']:.1e} (max, rel.)")
     for dtype in (torch.float64, torch.float32):
         r = gp_case(gp_n, 8, dtype, args.repeats)
         results["gp"][str(dtype)] = r
-        lines.append(f"  GP step 8 x n={gp_n} {str(dtype)[6:]}: gpula.torch.linalg {r['gpula']:.2f} ms, "
+        emit(f"  GP step 8 x n={gp_n} {str(dtype)[6:]}: gpula.torch.linalg {r['gpula']:.2f} ms, "
                      f"torch.linalg {r['torch']:.2f} ms, ratio {r['torch'] / r['gpula']:.2f} "
                      f"(losses differ by {r['loss rel. difference']:.1e})")
     r = overhead_case(200 if args.quick else 2000)
     results["overhead_us"] = r
-    lines.append("  64x64 Linear forward, host us per call: "
-                 + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
-    for ln in lines:
-        log(ln)
+    emit("  64x64 Linear forward, host us per call: "
+         + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
     save_json(args.json, results)
-    append_summary(args.summary, lines)
     return 0
 
 
