@@ -162,6 +162,16 @@ def main(argv=None):
 
     emit(f"gpula.torch ({device}, torch {torch.__version__}{', QUICK sizes' if args.quick else ''}; "
          "ms per forward+backward step, medians; ratio = peer / gpula):")
+    for dtype in (torch.float64, torch.float32):
+        r = gp_case(gp_n, 8, dtype, args.repeats)
+        results["gp"][str(dtype)] = r
+        emit(f"  GP step 8 x n={gp_n} {str(dtype)[6:]}: gpula.torch.linalg {r['gpula']:.2f} ms, "
+                     f"torch.linalg {r['torch']:.2f} ms, ratio {r['torch'] / r['gpula']:.2f} "
+                     f"(losses differ by {r['loss rel. difference']:.1e})")
+    r = overhead_case(200 if args.quick else 2000)
+    results["overhead_us"] = r
+    emit("  64x64 Linear forward, host us per call: "
+         + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
     for t, d, h in shapes:
         log(f"FFN {t}x{d}x{h} ...")
         r = ffn_case(t, d, h, args.repeats, not args.no_compile)
@@ -179,16 +189,6 @@ def main(argv=None):
                      f"gpula {r['torch eager'] / r['gpula']:.2f}, compiled torch / gpula "
                      + (f"{comp / r['gpula']:.2f}" if comp else "n/a")
                      + f"; outputs differ by {r['max |y gpula - y torch| / max |y|']:.1e} (max, rel.)")
-    for dtype in (torch.float64, torch.float32):
-        r = gp_case(gp_n, 8, dtype, args.repeats)
-        results["gp"][str(dtype)] = r
-        emit(f"  GP step 8 x n={gp_n} {str(dtype)[6:]}: gpula.torch.linalg {r['gpula']:.2f} ms, "
-                     f"torch.linalg {r['torch']:.2f} ms, ratio {r['torch'] / r['gpula']:.2f} "
-                     f"(losses differ by {r['loss rel. difference']:.1e})")
-    r = overhead_case(200 if args.quick else 2000)
-    results["overhead_us"] = r
-    emit("  64x64 Linear forward, host us per call: "
-         + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
     save_json(args.json, results)
     return 0
 
