@@ -156,6 +156,7 @@ def main(argv=None):
     shapes = [(2048, 1024, 4096)] if args.quick else [(16384, 4096, 16384), (65536, 1024, 4096)]
     gp_n = 512 if args.quick else 4096
     results = {"device": device, "quick": args.quick, "ffn": {}, "gp": {}, "overhead_us": {}}
+
     def emit(line):  # each line reaches the summary as soon as it is measured (a timeout keeps it)
         log(line)
         append_summary(args.summary, [line])
@@ -166,8 +167,8 @@ def main(argv=None):
         r = gp_case(gp_n, 8, dtype, args.repeats)
         results["gp"][str(dtype)] = r
         emit(f"  GP step 8 x n={gp_n} {str(dtype)[6:]}: gpula.torch.linalg {r['gpula']:.2f} ms, "
-                     f"torch.linalg {r['torch']:.2f} ms, ratio {r['torch'] / r['gpula']:.2f} "
-                     f"(losses differ by {r['loss rel. difference']:.1e})")
+             f"torch.linalg {r['torch']:.2f} ms, ratio {r['torch'] / r['gpula']:.2f} "
+             f"(losses differ by {r['loss rel. difference']:.1e})")
     r = overhead_case(200 if args.quick else 2000)
     results["overhead_us"] = r
     emit("  64x64 Linear forward, host us per call: "
@@ -186,9 +187,9 @@ def main(argv=None):
         emit(f"  FFN bf16 T={t} {d}->{h}->{d}: " + ", ".join(parts))
         comp = r.get("torch compiled")
         emit(f"    gpula / GEMM floor {r['gpula'] / floor:.3f} (goal <= 1.03), eager torch / "
-                     f"gpula {r['torch eager'] / r['gpula']:.2f}, compiled torch / gpula "
-                     + (f"{comp / r['gpula']:.2f}" if comp else "n/a")
-                     + f"; outputs differ by {r['max |y gpula - y torch| / max |y|']:.1e} (max, rel.)")
+             f"gpula {r['torch eager'] / r['gpula']:.2f}, compiled torch / gpula "
+             + (f"{comp / r['gpula']:.2f}" if comp else "n/a")
+             + f"; outputs differ by {r['max |y gpula - y torch| / max |y|']:.1e} (max, rel.)")
     save_json(args.json, results)
     return 0
 
