@@ -61,7 +61,11 @@ class NumpyPackage(Package):
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)  # which makes 0-d 1-d
 
     def astype(self, x, dtype):
-        return x.astype(np.dtype(dtype).newbyteorder("="))
+        dt = numpy_dtype(dtype)  # ml_dtypes' bfloat16/float8 too
+        if dt is None:
+            raise DTypeError(f"[{DEFAULT_OP}] NumPy has no {dtype} arrays here (ml_dtypes is "
+                             "missing)")
+        return x.astype(dt.newbyteorder("="))
 
     def eye(self, n, dtype, device):
         return np.eye(n, dtype=dtype)

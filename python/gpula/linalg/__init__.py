@@ -35,6 +35,8 @@ slogdet), _eigh.py, _eig.py, _qr.py (qr, lstsq), _svd.py (svd, svdvals; _svd_gra
 _triangular.py (solve_triangular), _lu.py (lu, lu_solve with trans=), _norms.py (norm, cond,
 pinv, matrix_rank);
 _ldl.py (ldl), _matfuncs.py (expm, matrix_power, multi_dot: compositions of matmul and solve);
+_polar.py (orthogonalize: Muon's Newton-Schulz; polar), _roots.py (inv_root, sqrtm_psd),
+_grouped.py (lists of matrices of different sizes, one batched call per size);
 _operands.py reads operands and holds what every native call takes; _results.py the named
 tuples.
 
@@ -48,7 +50,9 @@ from ._eig import eig, eigvals
 from ._eigh import eigh, eigvalsh
 from ._ldl import ldl  # issue 22 (d2): ldl, expm, matrix_power, multi_dot
 from ._matfuncs import expm, matrix_power, multi_dot
+from ._polar import orthogonalize, polar  # issue 20: matrix functions for optimizers
 from ._qr import lstsq, qr
+from ._roots import inv_root, sqrtm_psd
 from ._results import (
     EighResult,
     EigResult,
@@ -73,6 +77,7 @@ __all__ += ["qr", "lstsq"]
 __all__ += ["svd", "svdvals"]
 __all__ += ["solve_triangular", "lu", "pinv", "matrix_rank", "norm", "cond"]
 __all__ += ["ldl", "expm", "matrix_power", "multi_dot"]  # issue 22 (d2)
+__all__ += ["orthogonalize", "polar", "inv_root", "sqrtm_psd"]  # issue 20
 # The named tuples of the results (NumPy 2's names; lstsq's and lu_factor's are gpula's).
 __all__ += ["EighResult", "EigResult", "SVDResult", "SlogdetResult", "QRResult"]
 __all__ += ["LstsqResult", "LUFactorResult"]

@@ -15,16 +15,19 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import _gpula, _interop
-from .._gpula import DTypeError, InvalidArgument
+from .._gpula import DTypeError, InvalidArgument, NotPositiveDefinite
 from . import _operands as _ops
 from ._operands import Call, flag, operands_of, with_info
 from ._results import LUFactorResult, SlogdetResult
+
+_LOG = logging.getLogger("gpula")
 
 _ASSUME = ("gen", "pos", "sym")
 _REFINE = {
@@ -47,6 +50,7 @@ def cholesky(
     device: str | None = None,
     fallback: str | None = None,
     stream: Any = None,
+    jitter: str | None = None,
 ) -> Any:
     """Cholesky factor of Hermitian positive definite ``a`` (batched), as scipy.linalg.cholesky.
 
@@ -55,18 +59,62 @@ def cholesky(
     gl.NotPositiveDefinite (``.order``: the failing leading minor, 1-based; ``.batch_index``)
     unless ``check_info=False``, which returns ``(factor, info)``.
 
+    ``jitter="auto"`` (GPyTorch's practice for kernel matrices): an item that is not positive
+    definite is factored again, that item alone, with 1e-8, 1e-7, ..., 1e-4 times its mean
+    diagonal added to its diagonal, the first that succeeds kept and logged (WARNING, logger
+    "gpula"); NotPositiveDefinite names the item if all fail.
+
     Example:
         >>> import numpy as np, gpula as gl
         >>> gl.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 3.0]]), lower=False)
         array([[2.        , 1.        ],
                [0.        , 1.41421356]])
     """
+    if jitter not in (None, "auto"):
+        raise InvalidArgument(f"[linalg.cholesky] jitter must be None or 'auto', got {jitter!r}")
     (a,) = operands_of("cholesky", check_finite, a=a)
-    call = Call("cholesky", a, check_info, device, fallback, stream)
+    call = Call("cholesky", a, False if jitter else check_info, device, fallback, stream)
     c, info = _gpula.linalg_cholesky(
         call.pkg.export(a), flag("cholesky", "lower", lower), **call.kwargs
     )
-    return with_info(call, c, info)
+    if jitter is None:
+        return with_info(call, c, info)
+    return _with_jitter(a, c, info, flag("cholesky", "lower", lower), check_info,
+                        dict(device=device, fallback=fallback, stream=stream))
+
+
+JITTERS = (1e-8, 1e-7, 1e-6, 1e-5, 1e-4)
+
+
+def _with_jitter(a: Any, c: Any, info: Any, lower: bool, check_info: Any, kw: dict) -> Any:
+    """cholesky(jitter="auto") after the first try: the failed items again, one at a time, with
+    growing jitter (JITTERS times the item's mean diagonal)."""
+    n = a.shape[-1]
+    info_h = np.array(_ops.to_host(info)).reshape(-1)
+    flat_a, flat_c = a.reshape(-1, n, n), c.reshape(-1, n, n)  # c is gpula's: contiguous
+    for i in np.flatnonzero(info_h):
+        item = flat_a[int(i)]
+        scale = float(np.abs(np.real(np.diagonal(_ops.to_host(item)))).mean())
+        eye = _ops.like(item, np.eye(n, dtype=_ops.np_dtype(item)))
+        for j in JITTERS:
+            ci, inf = cholesky(item + (j * scale) * eye, lower, check_finite=False,
+                               check_info=False, **kw)
+            if int(_ops.to_host(inf)) == 0:
+                flat_c[int(i)] = ci
+                info_h[i] = 0
+                _LOG.warning("[linalg.cholesky] item %d is not positive definite: factored with "
+                             "jitter %.1e x its mean diagonal (%.3g) added", int(i), j, j * scale)
+                break
+        else:
+            if check_info:
+                e = NotPositiveDefinite(
+                    f"[linalg.cholesky] a is not positive definite (batch index {int(i)}), also "
+                    f"with jitter up to {JITTERS[-1]:.0e} x its mean diagonal added")
+                e.batch_index, e.order = int(i), int(info_h[i])
+                raise e
+    if check_info:
+        return c
+    return c, _ops.like(info, info_h.reshape(tuple(info.shape)).astype(np.int32))
 
 
 def _factor_pair(c_and_lower: Any, lower: Any) -> tuple[Any, bool]:

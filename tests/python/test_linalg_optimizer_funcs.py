@@ -1,0 +1,186 @@
+"""Matrix functions for second-order optimizers (issue 20): orthogonalize (Muon's Newton-Schulz),
+polar, inv_root, sqrtm_psd, cholesky(jitter="auto"), and their grouped (list) forms, against
+NumPy/SciPy float64 references on fresh random inputs and edge cases."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+import scipy.linalg as sl
+from conftest import to_np64
+
+import gpula as gl
+
+L = gl.linalg
+
+
+def reference_newton_schulz(g, steps=5, coefficients=(3.4445, -4.7750, 2.0315)):
+    """Muon's iteration in float64 NumPy."""
+    a, b, c = coefficients
+    tall = g.shape[-2] > g.shape[-1]
+    x = np.swapaxes(g, -1, -2) if tall else g
+    x = x / (np.linalg.norm(x, axis=(-2, -1), keepdims=True) + 1e-7)
+    for _ in range(steps):
+        s = x @ np.swapaxes(x, -1, -2)
+        x = a * x + (b * s + c * s @ s) @ x
+    return np.swapaxes(x, -1, -2) if tall else x
+
+
+def spd(rng, n, *batch, floor=0.1):
+    x = rng.standard_normal((*batch, n, n))
+    return x @ np.swapaxes(x, -1, -2) / n + floor * np.eye(n)
+
+
+@pytest.mark.parametrize("shape", [(12, 20), (20, 12), (3, 16, 16), (2, 2, 5, 9)])
+def test_orthogonalize_is_muons_iteration(xp, rng, shape):
+    g, g64 = xp.random(rng, shape, "float32")
+    ref = reference_newton_schulz(g64)
+    q = L.orthogonalize(g, dtype="float32")
+    xp.empty_like_check(q, "float32", shape)
+    assert np.abs(to_np64(q) - ref).max() <= 1e-4
+    s = np.linalg.svd(to_np64(q), compute_uv=False)
+    assert s.min() > 0.5 and s.max() < 1.3  # Muon's coefficients: near 1, not exactly
+
+
+def test_orthogonalize_in_bfloat16_and_float64(rng):
+    g = rng.standard_normal((3, 24, 40))
+    ref = reference_newton_schulz(g)
+    assert np.abs(L.orthogonalize(g, dtype="float64") - ref).max() <= 1e-12
+    q = L.orthogonalize(g)  # bfloat16 iteration, result in g's dtype
+    assert q.dtype == np.float64 and np.abs(q - ref).max() <= 0.1
+    many = L.orthogonalize(g, steps=30, coefficients=(1.5, -0.5, 0.0), dtype="float64")
+    u, _, vh = np.linalg.svd(g, full_matrices=False)  # the cubic iteration converges to u vh
+    assert np.abs(many - u @ vh).max() <= 1e-8
+
+
+def test_orthogonalize_grouped_matches_one_by_one(rng):
+    gs = [rng.standard_normal(s) for s in [(8, 16), (16, 8), (8, 16), (5, 5), (2, 3, 4)]]
+    out = L.orthogonalize(gs, dtype="float64")
+    assert isinstance(out, list) and len(out) == len(gs)
+    for g, q in zip(gs, out):
+        np.testing.assert_allclose(q, L.orthogonalize(g, dtype="float64"), rtol=1e-12, atol=1e-12)
+    assert L.orthogonalize([]) == []
+
+
+def test_orthogonalize_edge_cases_and_errors(rng):
+    z = np.zeros((4, 6))
+    assert not L.orthogonalize(z, dtype="float64").any()  # eps keeps zero at zero
+    assert L.orthogonalize(np.zeros((0, 3))).shape == (0, 3)
+    np.testing.assert_allclose(np.abs(L.orthogonalize(np.array([[3.0]]), steps=10,
+                                                      dtype="float64")), 1.0, atol=0.3)
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.orthogonalize\] steps"):
+        L.orthogonalize(z, steps=-1)
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.orthogonalize\] coefficients"):
+        L.orthogonalize(z, coefficients=(1.0, 2.0))
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.orthogonalize\] dtype"):
+        L.orthogonalize(z, dtype="int8")
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.orthogonalize\] g has dtype complex"):
+        L.orthogonalize(z.astype(complex))
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.orthogonalize\] g must be a matrix"):
+        L.orthogonalize(np.ones(3))
+    g = rng.standard_normal((5, 7))
+    g0 = g.copy()
+    L.orthogonalize(g)
+    np.testing.assert_array_equal(g, g0)
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+@pytest.mark.parametrize("shape", [(7, 4), (4, 7), (5, 5), (3, 6, 4)])
+def test_polar_matches_scipy(xp, rng, side, shape):
+    a, a64 = xp.random(rng, shape, "float64")
+    u, p = L.polar(a, side=side)
+    u, p = to_np64(u), to_np64(p)
+    flat = a64.reshape(-1, *shape[-2:])
+    for i, m in enumerate(flat):
+        ru, rp = sl.polar(m, side=side)
+        np.testing.assert_allclose(u.reshape(-1, *u.shape[-2:])[i], ru, atol=1e-10)
+        np.testing.assert_allclose(p.reshape(-1, *p.shape[-2:])[i], rp, atol=1e-10)
+
+
+def test_polar_complex_grouped_and_errors(rng):
+    a = rng.standard_normal((5, 3)) + 1j * rng.standard_normal((5, 3))
+    u, p = L.polar(a)
+    ru, rp = sl.polar(a)
+    np.testing.assert_allclose(u, ru, atol=1e-12)
+    np.testing.assert_allclose(p, rp, atol=1e-12)
+    pairs = L.polar([rng.standard_normal((4, 3)), rng.standard_normal((6, 6))])
+    assert [x[0].shape for x in pairs] == [(4, 3), (6, 6)]
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.polar\] side"):
+        L.polar(a, side="up")
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.polar\] a must not contain infs"):
+        L.polar(np.array([[np.nan, 1.0], [0.0, 1.0]]))
+
+
+@pytest.mark.parametrize("method", ["eigh", "newton"])
+@pytest.mark.parametrize("p", [1, 2, 4])
+def test_inv_root_matches_fractional_matrix_power(xp, rng, method, p):
+    a64 = spd(rng, 6, 3)
+    a = xp.asarray(a64)
+    r = to_np64(L.inv_root(a, p, method=method))
+    for i in range(3):
+        np.testing.assert_allclose(r[i], sl.fractional_matrix_power(a64[i], -1.0 / p).real,
+                                   rtol=1e-9, atol=1e-9)
+
+
+def test_inv_root_eps_clip_grouped_and_errors(rng, caplog):
+    a = spd(rng, 5, floor=0.0)
+    a = a - np.eye(5) * np.linalg.eigvalsh(a)[0]  # singular: smallest eigenvalue 0
+    with pytest.raises(gl.NotPositiveDefinite, match=r"\[linalg.inv_root\].*batch index 0"):
+        L.inv_root(a, 2)
+    r = L.inv_root(a, 2, eps=1e-3)
+    np.testing.assert_allclose(r, sl.fractional_matrix_power(a + 1e-3 * np.eye(5), -0.5).real,
+                               rtol=1e-7)
+    assert np.isfinite(L.inv_root(a, 2, clip=True)).all()
+    blocks = [spd(rng, n) for n in (3, 7, 3, 1)]
+    out = L.inv_root(blocks, 4)
+    for b, r in zip(blocks, out):
+        np.testing.assert_allclose(r, sl.fractional_matrix_power(b, -0.25).real, rtol=1e-9)
+    with pytest.raises(gl.NotPositiveDefinite, match=r"list item 2"):
+        L.inv_root([blocks[0], blocks[2], -blocks[2]], 2)
+    assert L.inv_root([], 2) == []
+    for bad, match in [(dict(p=0), "p must be a positive int"), (dict(p=2.5), "p must be"),
+                       (dict(p=2, method="qr"), "method"), (dict(p=2, eps=-1.0), "eps"),
+                       (dict(p=2, method="newton", clip=True), "clip=True needs")]:
+        with pytest.raises(gl.InvalidArgument, match=match):
+            L.inv_root(blocks[0], **bad)
+    with pytest.raises(gl.InvalidArgument, match="must be square"):
+        L.inv_root(np.ones((2, 3)), 2)
+    with pytest.raises(gl.NotPositiveDefinite, match="Newton iteration did not converge"):
+        L.inv_root(-blocks[0], 2, method="newton")
+
+
+def test_sqrtm_psd(xp, rng):
+    a64 = spd(rng, 5, 2, floor=0.0)
+    r = to_np64(L.sqrtm_psd(xp.asarray(a64)))
+    for i in range(2):
+        np.testing.assert_allclose(r[i] @ r[i], a64[i], atol=1e-10)
+        np.testing.assert_allclose(r[i], sl.sqrtm(a64[i]).real, atol=1e-7)
+    x = rng.standard_normal((4, 2))
+    low_rank = x @ x.T  # eigenvalues 0, 0 up to rounding
+    np.testing.assert_allclose(L.sqrtm_psd(low_rank) @ L.sqrtm_psd(low_rank), low_rank, atol=1e-10)
+    with pytest.raises(gl.NotPositiveDefinite, match=r"\[linalg.sqrtm_psd\].*semidefinite"):
+        L.sqrtm_psd(-np.eye(3), clip=False)
+    assert L.sqrtm_psd(np.zeros((0, 0))).shape == (0, 0)
+
+
+def test_cholesky_jitter(xp, rng, caplog):
+    x = rng.standard_normal((15, 2))
+    x = np.concatenate([x, x])  # duplicated points: a singular RBF kernel
+    k = np.exp(-0.5 * ((x[:, None] - x[None]) ** 2).sum(-1))
+    a = xp.asarray(np.stack([np.eye(30), k]))
+    with pytest.raises(gl.NotPositiveDefinite):
+        L.cholesky(a)
+    caplog.set_level(logging.WARNING, logger="gpula")
+    c = to_np64(L.cholesky(a, jitter="auto"))
+    np.testing.assert_array_equal(c[0], np.eye(30))  # the good item is untouched
+    assert np.abs(c[1] @ c[1].T - k).max() <= 1e-5
+    assert "item 1 is not positive definite: factored with jitter" in caplog.text
+    bad = xp.asarray(np.stack([np.eye(2), -np.eye(2)]))
+    with pytest.raises(gl.NotPositiveDefinite, match=r"batch index 1\), also with jitter"):
+        L.cholesky(bad, jitter="auto")
+    c, info = L.cholesky(bad, jitter="auto", check_info=False)
+    assert to_np64(info).tolist() == [0, 1]
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.cholesky\] jitter"):
+        L.cholesky(np.eye(2), jitter=1e-6)
