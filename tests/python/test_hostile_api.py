@@ -61,8 +61,9 @@ def test_catalog_ids_are_stable_and_resolvable() -> None:
 
 
 def test_catalog_covers_the_public_api() -> None:
-    """Every public callable of gl, gl.linalg, gl.sparse, gl.sparse.linalg and gl.distributed has
-    at least one entry (a new function without hostile cases fails here)."""
+    """Every public callable of gl, gl.linalg, gl.sparse, gl.sparse.linalg and gl.distributed (and,
+    where torch is installed, of gpula.torch.linalg, .functional and .nn) has at least one entry
+    (a new function without hostile cases fails here)."""
     import gpula as gl
 
     from hostile import coverage

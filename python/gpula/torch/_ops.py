@@ -8,7 +8,8 @@ GELU is the tanh approximation (torch's ``approximate="tanh"``), as cuBLASLt com
 
 from __future__ import annotations
 
-from typing import Optional
+import math
+from typing import Any, Optional
 
 import torch
 
@@ -39,16 +40,31 @@ def matmul(a: torch.Tensor, b: torch.Tensor, **kwargs):
     return _matmul(a, b, **kwargs)
 
 
+def type_name(x: Any) -> str:
+    """What a non-tensor argument is, for an error message: its type (with its module outside
+    the builtins) and its dtype where it has one ("numpy.ndarray of dtype float64")."""
+    t = type(x)
+    name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    dtype = getattr(x, "dtype", None)
+    return name if dtype is None else f"{name} of dtype {dtype}"
+
+
+def _2d(t: torch.Tensor) -> torch.Tensor:
+    """t as the matrix of its rows along the last dimension (reshape(-1, n) is ambiguous for an
+    empty t with n = 0)."""
+    return t.reshape(math.prod(t.shape[:-1]), t.shape[-1])
+
+
 def check_linear(op: str, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                  activation: str) -> None:
     """Typed errors naming op and the argument, before anything runs."""
     if activation not in ACTIVATIONS:
         raise InvalidArgument(f"[{op}] activation must be None, 'relu' or 'gelu', got {activation!r}")
     for name, t in (("input", x), ("weight", weight), ("bias", bias)):
-        if t is None:
+        if t is None and name == "bias":
             continue
         if not isinstance(t, torch.Tensor):
-            raise DTypeError(f"[{op}] {name} must be a torch.Tensor, got {type(t).__name__}")
+            raise DTypeError(f"[{op}] {name} must be a torch.Tensor, got {type_name(t)}")
         if t.dtype not in _DTYPES:
             raise DTypeError(f"[{op}] {name} has dtype {t.dtype}; gpula.torch takes float16, "
                              "bfloat16, float32 and float64")
@@ -141,14 +157,14 @@ def _act_grad(grad_y: torch.Tensor, y: torch.Tensor, aux: torch.Tensor,
 @torch.library.custom_op("gpula::linear", mutates_args=())
 def linear_op(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
               activation: str) -> tuple[torch.Tensor, torch.Tensor]:
-    x2 = x.reshape(-1, x.shape[-1])
+    x2 = _2d(x)
     y, aux = _forward(x2, weight, bias, activation)
     return y.reshape(*x.shape[:-1], weight.shape[0]), aux
 
 
 @linear_op.register_fake
 def _(x, weight, bias, activation):
-    x2 = x.reshape(-1, x.shape[-1])
+    x2 = _2d(x)
     return x.new_empty((*x.shape[:-1], weight.shape[0])), _aux_like(x2, weight.shape[0], activation)
 
 
@@ -156,9 +172,8 @@ def _(x, weight, bias, activation):
 def linear_backward_op(grad_y: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
                        y: torch.Tensor, aux: torch.Tensor, activation: str, has_bias: bool,
                        needs_input_grad: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    n = weight.shape[0]
-    g = _act_grad(grad_y.reshape(-1, n).contiguous(), y.reshape(-1, n), aux, activation)
-    x2 = x.reshape(-1, x.shape[-1])
+    g = _act_grad(_2d(grad_y).contiguous(), _2d(y), aux, activation)
+    x2 = _2d(x)
     dw, db = _weight_grad(g, x2, has_bias)
     dx = (matmul(g, weight) if g.shape[0] else g.new_zeros((0, weight.shape[1]))).reshape(x.shape) \
         if needs_input_grad else x.new_empty((0,))
@@ -199,7 +214,7 @@ def mlp_op(x: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tens
     """Layers act(h @ W_i^T + b_i), no activation after the last; returns y, the hidden layers'
     outputs (the inputs of layers 2...; x itself is not returned: an op's outputs may not alias
     its inputs) and each hidden layer's aux output. biases: one per layer, or empty."""
-    h = x.reshape(-1, x.shape[-1])
+    h = _2d(x)
     hidden, auxes = [], []
     for i, w in enumerate(weights):
         last = i == len(weights) - 1
@@ -213,7 +228,7 @@ def mlp_op(x: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tens
 
 @mlp_op.register_fake
 def _(x, weights, biases, activation):
-    h = x.reshape(-1, x.shape[-1])
+    h = _2d(x)
     hidden, auxes = [], []
     for w in weights[:-1]:
         auxes.append(_aux_like(h, w.shape[0], activation))
@@ -231,7 +246,7 @@ def mlp_backward_op(grad_y: torch.Tensor, inputs: list[torch.Tensor], weights: l
     i-1's activation derivative and bias gradient in its epilogue; the last layer's bias
     gradient rides on its weight-gradient GEMM (BGRADA)."""
     layers = len(weights)
-    g = grad_y.reshape(-1, weights[-1].shape[0]).contiguous()
+    g = _2d(grad_y).contiguous()
     dws: list[torch.Tensor] = [None] * layers  # type: ignore[list-item]
     dbs: list[torch.Tensor] = [None] * layers  # type: ignore[list-item]
     dw, db = _weight_grad(g, inputs[-1], has_bias)
@@ -260,7 +275,7 @@ def _(grad_y, inputs, weights, auxes, activation, has_bias, needs_input_grad):
 def _mlp_setup(ctx, inputs, output):
     x, weights, biases, activation = inputs
     _, hidden, auxes = output
-    ctx.save_for_backward(x.reshape(-1, x.shape[-1]), *hidden, *weights, *auxes)
+    ctx.save_for_backward(_2d(x), *hidden, *weights, *auxes)
     ctx.layers = len(weights)
     ctx.activation = activation
     ctx.has_bias = bool(biases)

@@ -18,15 +18,49 @@ Example:
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+import functools
+import numbers
+from typing import Any, Callable, NamedTuple, Optional, TypeVar
 
+import numpy as np
 import torch
 
-from ..errors import DTypeError, InvalidArgument
+from ..errors import DTypeError, Error, InvalidArgument
+from ..linalg._operands import flag as _flag
 from . import _linalg_ops as _ops
+from ._ops import type_name
 
 Tensor = torch.Tensor
 _DTYPES = (torch.float32, torch.float64)
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _named(op: str) -> Callable[[_F], _F]:
+    """gpula's errors from inside the function (gpula.linalg's "[linalg.<x>] ...", another
+    function's of this module) named as the one called: "[torch.linalg.<op>] ..."; same
+    exception object, class and attributes."""
+
+    def wrap(f: _F) -> _F:
+        @functools.wraps(f)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return f(*args, **kwargs)
+            except Error as e:
+                msg = e.args[0] if len(e.args) == 1 and isinstance(e.args[0], str) else ""
+                if msg.startswith(("[linalg.", "[torch.linalg.")):
+                    e.args = (f"[torch.linalg.{op}]{msg[msg.index(']') + 1:]}",)
+                raise
+
+        return run  # type: ignore[return-value]
+
+    return wrap
+
+
+def _k(op: str, k: Any) -> Optional[int]:
+    """k of eigh/svd: None or an int (gpula.linalg checks its range)."""
+    if k is None or (isinstance(k, (int, np.integer, torch.SymInt)) and not isinstance(k, bool)):
+        return None if k is None else int(k)
+    raise InvalidArgument(f"[torch.linalg.{op}] k must be a positive int or None, got {k!r}")
 
 
 class SlogdetResult(NamedTuple):
@@ -64,7 +98,7 @@ def _check(op: str, square: tuple[str, ...] = (), **tensors: Tensor) -> None:
     for name, t in tensors.items():
         if not isinstance(t, Tensor):
             raise DTypeError(f"[torch.linalg.{op}] {name} must be a torch.Tensor, got "
-                             f"{type(t).__name__}")
+                             f"{type_name(t)}")
         if t.dtype not in _DTYPES:
             raise DTypeError(f"[torch.linalg.{op}] {name} has dtype {t.dtype}; gpula.torch.linalg "
                              "takes float32 and float64 (gpula.linalg takes complex, without "
@@ -100,6 +134,7 @@ def _rows_match(op: str, a: Tensor, b: Tensor, left: bool = True) -> None:
                               f"B {tuple(b.shape)} do not broadcast") from None
 
 
+@_named("cholesky")
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor of symmetric positive-definite ``A``, as torch.linalg.cholesky: lower
     ``L`` with ``A = L L^T`` (only A's lower triangle is read), or upper ``U`` with
@@ -113,9 +148,10 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
                 [1., 2.]])
     """
     _check("cholesky", ("A",), A=A)
-    return _ops.cholesky_op(A, bool(upper))
+    return _ops.cholesky_op(A, _flag("cholesky", "upper", upper))
 
 
+@_named("cho_solve")
 def cho_solve(c_and_lower: tuple[Tensor, bool], B: Tensor) -> Tensor:
     """X with ``A X = B`` from A's Cholesky factor, as scipy.linalg.cho_solve (and
     gpula.linalg.cho_solve): ``c_and_lower`` is ``(L, True)`` for ``A = L L^T`` or ``(U, False)``
@@ -135,7 +171,7 @@ def cho_solve(c_and_lower: tuple[Tensor, bool], B: Tensor) -> Tensor:
     c, lower = c_and_lower
     _check("cho_solve", ("c",), c=c, B=B)
     _rows_match("cho_solve", c, B)
-    return _ops.cho_solve_op(c, B, not bool(lower))
+    return _ops.cho_solve_op(c, B, not _flag("cho_solve", "lower", lower))
 
 
 def _as_matrix(a: Tensor, b: Tensor) -> bool:
@@ -144,6 +180,7 @@ def _as_matrix(a: Tensor, b: Tensor) -> bool:
     return b.dim() == 1 or (b.dim() == a.dim() - 1 and b.shape == a.shape[:-1])
 
 
+@_named("solve")
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with ``A X = B`` (``left=False``: ``X A = B``), as torch.linalg.solve (B may be a vector
     or a batch of vectors, by torch's rule; batch dimensions broadcast). Singular A:
@@ -154,6 +191,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
         >>> gt.linalg.solve(torch.tensor([[2.0, 0.0], [0.0, 4.0]]), torch.tensor([2.0, 2.0]))
         tensor([1.0000, 0.5000])
     """
+    left = _flag("solve", "left", left)
     if isinstance(A, Tensor) and isinstance(B, Tensor) and _as_matrix(A, B):
         if not left:
             raise InvalidArgument("[torch.linalg.solve] left=False takes a matrix B (as torch)")
@@ -162,9 +200,10 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
         return _ops.solve_op(A, B.unsqueeze(-1), True).squeeze(-1)
     _check("solve", ("A",), A=A, B=B)
     _rows_match("solve", A, B, left)
-    return _ops.solve_op(A, B, bool(left))
+    return _ops.solve_op(A, B, left)
 
 
+@_named("solve_triangular")
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
                      unitriangular: bool = False) -> Tensor:
     """X with ``A X = B`` (``left=False``: ``X A = B``) for triangular A, as
@@ -178,11 +217,14 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
         tensor([[1.],
                 [2.]])
     """
+    upper, left, unitriangular = (_flag("solve_triangular", n, v) for n, v in (
+        ("upper", upper), ("left", left), ("unitriangular", unitriangular)))
     _check("solve_triangular", ("A",), A=A, B=B)
     _rows_match("solve_triangular", A, B, left)
-    return _ops.solve_triangular_op(A, B, bool(upper), bool(left), bool(unitriangular))
+    return _ops.solve_triangular_op(A, B, upper, left, unitriangular)
 
 
+@_named("inv")
 def inv(A: Tensor) -> Tensor:
     """The inverse of square ``A``, as torch.linalg.inv (singular: gl.LinAlgError).
 
@@ -196,6 +238,7 @@ def inv(A: Tensor) -> Tensor:
     return _ops.inv_op(A)
 
 
+@_named("slogdet")
 def slogdet(A: Tensor) -> SlogdetResult:
     """``(sign, logabsdet)`` of square ``A``, as torch.linalg.slogdet (singular A: sign 0 and
     logabsdet -inf, no error). The gradient of logabsdet is ``A^-T`` (inf for singular A).
@@ -209,6 +252,7 @@ def slogdet(A: Tensor) -> SlogdetResult:
     return SlogdetResult(*_ops.slogdet_op(A))
 
 
+@_named("logdet")
 def logdet(A: Tensor) -> Tensor:
     """log det A, as torch.logdet: NaN where det A < 0, -inf where A is singular. For the
     log-determinant of a positive-definite matrix from its Cholesky factor L, ``2 *
@@ -223,6 +267,7 @@ def logdet(A: Tensor) -> Tensor:
     return torch.where(sign < 0, torch.full_like(logabsdet, float("nan")), logabsdet)
 
 
+@_named("eigh")
 def eigh(A: Tensor, UPLO: str = "L", *, k: Optional[int] = None,
          which: str = "largest") -> EighResult:
     """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric ``A``, as
@@ -240,9 +285,10 @@ def eigh(A: Tensor, UPLO: str = "L", *, k: Optional[int] = None,
     _check("eigh", ("A",), A=A)
     if UPLO not in ("L", "U"):
         raise InvalidArgument(f"[torch.linalg.eigh] UPLO must be 'L' or 'U', got {UPLO!r}")
-    return EighResult(*_ops.eigh_op(A, UPLO == "U", None if k is None else int(k), which))
+    return EighResult(*_ops.eigh_op(A, UPLO == "U", _k("eigh", k), which))
 
 
+@_named("svd")
 def svd(A: Tensor, full_matrices: bool = True, *, k: Optional[int] = None) -> SVDResult:
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, S descending, as torch.linalg.svd. ``k``: the k
     largest singular triplets only (gpula's top-k route: thin U (..., m, k) and Vh (..., k, n)
@@ -255,12 +301,15 @@ def svd(A: Tensor, full_matrices: bool = True, *, k: Optional[int] = None) -> SV
         tensor([2., 1.])
     """
     _check("svd", A=A)
-    return SVDResult(*_ops.svd_op(A, bool(full_matrices), None if k is None else int(k)))
+    full_matrices = _flag("svd", "full_matrices", full_matrices)
+    return SVDResult(*_ops.svd_op(A, full_matrices, _k("svd", k)))
 
 
+@_named("lstsq")
 def lstsq(A: Tensor, B: Tensor, rcond: Optional[float] = None) -> LstsqResult:
     """The minimum-norm least-squares solution of ``A X = B``, as torch.linalg.lstsq's fields:
-    ``(solution, residuals, rank, singular_values)`` (B may be a vector). gpula computes every
+    ``(solution, residuals, rank, singular_values)``; B is a (batch of) vector(s) where it has one
+    dimension fewer than A, as in torch (residuals (..., 1) then, as torch's). gpula computes every
     field for every input, where torch leaves some empty by driver: ``residuals`` (the squared
     column norms of ``A X - B``) whenever m > n, else empty; ``rank`` counts the singular values
     above ``rcond * S[0]`` (default: eps * max(m, n)). Differentiable through the solution
@@ -272,20 +321,22 @@ def lstsq(A: Tensor, B: Tensor, rcond: Optional[float] = None) -> LstsqResult:
         >>> gt.linalg.lstsq(a, torch.tensor([[1.0], [2.0], [3.0]])).residuals
         tensor([9.])
     """
-    vector = isinstance(B, Tensor) and B.dim() == 1
+    vector = isinstance(A, Tensor) and isinstance(B, Tensor) and B.dim() == A.dim() - 1
     b = B.unsqueeze(-1) if vector else B
     _check("lstsq", A=A, B=b)
     _rows_match("lstsq", A, b)
+    if rcond is not None and (isinstance(rcond, bool) or not isinstance(rcond, numbers.Real)):
+        raise InvalidArgument(f"[torch.linalg.lstsq] rcond must be a float or None, got {rcond!r}")
     x, rank, sv = _ops.lstsq_op(A, b, None if rcond is None else float(rcond))
     m, n = A.shape[-2:]
     if m > n:
         res = (A @ x - b).square().sum(-2)
-        res = res.squeeze(-1) if vector else res
     else:
         res = x.new_empty((0,))
     return LstsqResult(x.squeeze(-1) if vector else x, res, rank, sv)
 
 
+@_named("qr")
 def qr(A: Tensor, mode: str = "reduced") -> QRResult:
     """``(Q, R)`` with ``A = Q R``, as torch.linalg.qr: ``mode`` 'reduced' (Q (m, k), R (k, n),
     k = min(m, n)), 'complete' (Q (m, m)) or 'r' (Q empty). The gradient is torch's; like torch,

@@ -14,6 +14,7 @@ from . import (
     catalog_misc,
     catalog_sparse,
     catalog_threads,
+    catalog_torch,
     mutations,
 )
 from .core import HAS_TORCH, Arg, Case, Entry, NotApplicable
@@ -26,7 +27,8 @@ ALL = {"torch": {"mat": "torch", "vec": "torch", "sparse": "torch_csr"},
 @functools.cache
 def entries() -> tuple[Entry, ...]:
     return (*catalog_matmul.entries(), *catalog_linalg.entries(), *catalog_sparse.entries(),
-            *catalog_krylov.entries(), *catalog_misc.entries(), *catalog_threads.entries())
+            *catalog_krylov.entries(), *catalog_misc.entries(), *catalog_threads.entries(),
+            *catalog_torch.entries())
 
 
 def array_args(e: Entry) -> list[Arg]:

@@ -98,6 +98,7 @@ class Entry:
     after: Callable[[dict, bool], str | None] | None = None  # state check after the call
     user_error: bool = False  # the call must pass the user's own exception (a callback's) on
     all_torch: bool = True  # every array input is an argument (so all:torch makes them all torch)
+    torch_results: bool = False  # results are torch tensors whatever the inputs (gpula.torch)
     timeout: float = 15.0
 
 

@@ -4,22 +4,33 @@ same, or called the same followed by "[" (a variant) or "." (a method or a call 
 from __future__ import annotations
 
 import enum
+import importlib
 import inspect
 import types
 from typing import Any
+
+from .core import HAS_TORCH
 
 # Public names that are data, not operations to attack.
 EXEMPT = {"Epilog", "ComputeType", "distributed.ProcessGroup", "__version__"}
 # Entries whose names do not start with what they cover.
 ALIASES = {"matmul_cache_size": "matmul_cache", "matmul_cache_clear": "matmul_cache"}
 MODULES = ("", "linalg.", "sparse.", "sparse.linalg.", "distributed.")
+# gpula.torch's modules, covered where torch is installed (gpula.torch imports it).
+TORCH_MODULES = ("torch.linalg.", "torch.functional.", "torch.nn.")
+
+
+def modules() -> tuple[str, ...]:
+    return MODULES + (TORCH_MODULES if HAS_TORCH else ())
 
 
 def public_names(gl: Any) -> list[str]:
     """"<module>.<name>" of every public callable of gl and its public modules (exception classes,
     enums, result named tuples and modules left out)."""
+    if HAS_TORCH:
+        importlib.import_module(f"{gl.__name__}.torch")  # not imported by ``import gpula``
     out = []
-    for prefix in MODULES:
+    for prefix in modules():
         mod = gl
         for part in prefix.rstrip(".").split(".") if prefix else ():
             mod = getattr(mod, part)

@@ -112,6 +112,8 @@ def _python_signature_error(e: BaseException) -> bool:
 
 def _want_torch(case: Case) -> bool | None:
     """Whether results must be torch tensors (None: not decided by this case)."""
+    if case.entry.torch_results:
+        return True
     if case.kind == "all" and case.mutation == "torch":
         return True
     if case.kind in ("valid", "opt"):

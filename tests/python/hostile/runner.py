@@ -176,7 +176,7 @@ def run(ids: list[str], seed: int, jobs: int = JOBS, chunk: int = CHUNK) -> dict
 
 
 def _needs_torch(case_id: str) -> bool:
-    return "torch" in case_id.split("|", 1)[-1]
+    return "torch" in case_id  # a torch mutation, or an entry of gpula.torch
 
 
 def _crashes(ids: list[str], seed: int, env: dict[str, str]) -> tuple[bool, str, dict]:
