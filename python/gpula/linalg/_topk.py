@@ -114,20 +114,35 @@ class Budget:
 
 
 def host_memory(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Turns NumPy's MemoryError (the random start, the host-side small problems) into
-    gl.OutOfMemory naming the operation and a."""
+    """Turns what the host-side parts raise into gpula's typed errors naming the operation and
+    a: NumPy's MemoryError and torch's allocation failures (the random start, the small
+    problems) into gl.OutOfMemory, NumPy's LinAlgError (a small problem of NaN or Inf, with
+    check_finite=False) into gl.LinAlgError."""
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(f)
         def run(a: Any, **kw: Any) -> Any:
             try:
                 return f(a, **kw)
-            except OutOfMemory:
+            except (OutOfMemory, LinAlgError):
                 raise
             except MemoryError as e:
                 raise OutOfMemory(
                     f"[{op}] a: out of host memory for the top-k problem of a of shape "
                     f"{tuple(a.shape)}: {e}"
+                ) from None
+            except RuntimeError as e:  # torch's allocators say so in a RuntimeError
+                text = str(e)
+                if "alloc" not in text.lower() and "out of memory" not in text.lower():
+                    raise
+                raise OutOfMemory(
+                    f"[{op}] a: out of memory for the top-k problem of a of shape "
+                    f"{tuple(a.shape)}: {text.splitlines()[0] if text else e}"
+                ) from None
+            except np.linalg.LinAlgError as e:
+                raise LinAlgError(
+                    f"[{op}] the top-k problem of a did not converge ({e}); a may hold NaN or "
+                    "Inf (check_finite=False)"
                 ) from None
 
         return run
