@@ -31,7 +31,8 @@ PUBLIC_MODULES = [
     "gpula.errors",
 ]
 if importlib.util.find_spec("torch") is not None:  # gpula.torch needs torch; CI installs it
-    PUBLIC_MODULES += ["gpula.torch", "gpula.torch.nn", "gpula.torch.functional"]
+    PUBLIC_MODULES += ["gpula.torch", "gpula.torch.nn", "gpula.torch.functional",
+                       "gpula.torch.linalg", "gpula.torch.optim"]
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 

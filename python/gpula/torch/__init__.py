@@ -13,6 +13,6 @@ Example:
     (torch.Size([2, 3]), True)
 """
 
-from . import functional, linalg, nn
+from . import functional, linalg, nn, optim
 
-__all__ = ["functional", "linalg", "nn"]
+__all__ = ["functional", "linalg", "nn", "optim"]
