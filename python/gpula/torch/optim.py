@@ -44,6 +44,16 @@ class Muon(torch.optim.Optimizer):
     ``adjust_lr_fn``. Parameters of one shape, dtype and device are orthogonalized in one
     batched call (a stack of experts or of same-sized layers). Hyperparameters, defaults and
     errors (ValueError) are torch.optim.Muon's.
+
+    Example:
+        >>> import torch
+        >>> import gpula.torch as gt
+        >>> experts = [torch.nn.Parameter(torch.randn(16, 8)) for _ in range(4)]
+        >>> opt = gt.optim.Muon(experts, lr=0.02)  # one orthogonalize call for all four
+        >>> sum(e.square().sum() for e in experts).backward()
+        >>> opt.step()
+        >>> experts[0].shape
+        torch.Size([16, 8])
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, weight_decay: float = 0.1,
