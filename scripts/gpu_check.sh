@@ -421,7 +421,7 @@ stage_examples() {
   local rc=0 run
   : >"$BUILD/examples_summary.txt"
   for run in "train_mlp_torch.py --dtype float32" "train_mlp_torch.py --dtype bfloat16" \
-             "gp_train_torch.py"; do
+             "gp_train_torch.py" "train_muon_torch.py"; do
     echo "== examples/python/$run --device cuda"
     # shellcheck disable=SC2086  # run holds the script and its arguments
     (cd "$ROOT/examples/python" && timeout 120 $PY $run --device cuda) \
@@ -430,7 +430,7 @@ stage_examples() {
       >>"$BUILD/examples_summary.txt"
     : >"$BUILD/examples.txt"
   done
-  DETAIL="3 runs (train_mlp_torch float32/bfloat16, gp_train_torch)"
+  DETAIL="4 runs (train_mlp_torch float32/bfloat16, gp_train_torch, train_muon_torch)"
   return $rc
 }
 
