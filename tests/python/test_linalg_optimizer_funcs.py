@@ -76,8 +76,12 @@ def test_orthogonalize_edge_cases_and_errors(rng):
         L.orthogonalize(z, coefficients=(1.0, 2.0))
     with pytest.raises(gl.InvalidArgument, match=r"\[linalg.orthogonalize\] dtype"):
         L.orthogonalize(z, dtype="int8")
-    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.orthogonalize\] g has dtype complex"):
+    with pytest.raises(gl.DTypeError, match=r"\[linalg.orthogonalize\] g has dtype complex"):
         L.orthogonalize(z.astype(complex))
+    q = L.orthogonalize(np.arange(24).reshape(4, 6), dtype="float64")  # integers: float64
+    assert q.dtype == np.float64
+    np.testing.assert_allclose(q, reference_newton_schulz(np.arange(24.0).reshape(4, 6)),
+                               atol=1e-12)
     with pytest.raises(gl.InvalidArgument, match=r"\[linalg.orthogonalize\] g must be a matrix"):
         L.orthogonalize(np.ones(3))
     g = rng.standard_normal((5, 7))

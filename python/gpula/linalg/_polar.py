@@ -3,13 +3,26 @@ decomposition), batched, and grouped over a list of matrices of different sizes.
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from .. import _interop
 from .._matmul import matmul
 from ..errors import DTypeError, InvalidArgument
-from ._grouped import grouped, is_group
-from ._operands import adj, array_module, as_array, astype, dtype_of, mT, operands_of
+from ._grouped import grouped, is_group, named_errors
+from ._operands import (
+    INTEGER,
+    adj,
+    array_module,
+    as_array,
+    astype,
+    check_finite_flag,
+    dtype_of,
+    mT,
+    operands_of,
+)
 from ._svd import svd
 
 MUON_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
@@ -55,10 +68,11 @@ def orthogonalize(
     (||G||_F + eps)``, transposed when m > n, then ``steps`` times ``A = X X^T``, ``B = b A + c
     A A``, ``X = a X + B X`` with ``(a, b, c) = coefficients``. The iteration runs in ``dtype``
     (bfloat16 by default, as Muon; None: g's own dtype), each product one gpula matmul with the
-    sums folded into its alpha and beta; the result comes back in g's dtype and package. The
-    singular values of the result lie near 1 (about 0.7 to 1.2 with Muon's coefficients), not
-    exactly: for the exact factor use :func:`polar`. ``g`` may be a list of matrices of
-    different shapes: a list comes back, each shape computed in one batched call.
+    sums folded into its alpha and beta; the result comes back in g's dtype (float16, bfloat16,
+    float32 or float64; bool and integer input gives float64, complex raises gl.DTypeError) and
+    package. The singular values of the result lie near 1 (about 0.7 to 1.2 with Muon's
+    coefficients), not exactly: for the exact factor use :func:`polar`. ``g`` may be a list of
+    matrices of different shapes: a list comes back, each shape computed in one batched call.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -66,32 +80,53 @@ def orthogonalize(
         >>> bool(np.abs(np.linalg.svd(q, compute_uv=False) - 1).max() < 0.35)
         True
     """
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise InvalidArgument(f"[linalg.orthogonalize] steps must be an int >= 0, got {steps!r}")
-    if not (isinstance(coefficients, (tuple, list)) and len(coefficients) == 3):
-        raise InvalidArgument("[linalg.orthogonalize] coefficients must be three numbers (a, b, c), "
-                              f"got {coefficients!r}")
+    op = "linalg.orthogonalize"
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise InvalidArgument(f"[{op}] steps must be an int >= 0, got {steps!r}")
+    steps = int(steps)
+    if not (isinstance(coefficients, (tuple, list)) and len(coefficients) == 3
+            and all(_real(c) for c in coefficients)):
+        raise InvalidArgument(f"[{op}] coefficients must be three numbers (a, b, c), got "
+                              f"{coefficients!r}")
     coefficients = tuple(float(c) for c in coefficients)
     if dtype is not None and dtype not in _NS_DTYPES:
-        raise InvalidArgument(f"[linalg.orthogonalize] dtype must be one of {_NS_DTYPES} or None, "
-                              f"got {dtype!r}")
+        raise InvalidArgument(f"[{op}] dtype must be one of {_NS_DTYPES} or None, got {dtype!r}")
+    if not nonnegative(eps):
+        raise InvalidArgument(f"[{op}] eps must be a finite number >= 0, got {eps!r}")
     if is_group(g):
-        return grouped("linalg.orthogonalize", g,
-                       lambda x: orthogonalize(x, steps, coefficients, dtype, eps=eps))
-    g = as_array(g, "linalg.orthogonalize", "g")
-    name = dtype_of(g, "linalg.orthogonalize", "g")
+        return grouped(op, g, lambda x: orthogonalize(x, steps, coefficients, dtype, eps=eps),
+                       arg="g")
+    g = as_array(g, op, "g")
+    name = dtype_of(g, op, "g")
+    if name in INTEGER:  # bool and integers: float64, as the rest of gl.linalg
+        g, name = astype(g, "float64"), "float64"
     if name not in _NS_DTYPES:
-        raise InvalidArgument(f"[linalg.orthogonalize] g has dtype {name}; it takes real floating "
-                              f"input ({', '.join(_NS_DTYPES)})")
+        raise DTypeError(f"[{op}] g has dtype {name}; it takes real floating input "
+                         f"({', '.join(_NS_DTYPES)}; bool and integers as float64)")
     if len(g.shape) < 2:
-        raise InvalidArgument(f"[linalg.orthogonalize] g must be a matrix (..., m, n), got shape "
+        raise InvalidArgument(f"[{op}] g must be a matrix (..., m, n), got shape "
                               f"{tuple(g.shape)}")
     if dtype in ("bfloat16",) and _interop.package_of(g).name == "cupy":
-        raise DTypeError("[linalg.orthogonalize] CuPy has no bfloat16 arrays: pass dtype="
+        raise DTypeError(f"[{op}] CuPy has no bfloat16 arrays: pass dtype="
                          "'float16' or 'float32' (or None: g's dtype)")
     if 0 in tuple(g.shape):
         return astype(g, name)
-    return _newton_schulz(g, steps, coefficients, dtype or name, float(eps))
+    with named_errors(op, "g"):
+        return _newton_schulz(g, steps, coefficients, dtype or name, float(eps))
+
+
+def _real(x: Any) -> bool:
+    """A real number (Python's or NumPy's), not a bool."""
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(
+        x, (bool, np.bool_))
+
+
+def nonnegative(x: Any) -> bool:
+    """A finite real number >= 0 (an eps), not a bool."""
+    try:
+        return _real(x) and math.isfinite(float(x)) and float(x) >= 0
+    except OverflowError:  # an int past float's range
+        return False
 
 
 def polar(a: Any, side: str = "right", *, check_finite: bool = True) -> tuple[Any, Any]:
@@ -113,19 +148,21 @@ def polar(a: Any, side: str = "right", *, check_finite: bool = True) -> tuple[An
     """
     if side not in ("right", "left"):
         raise InvalidArgument(f"[linalg.polar] side must be 'right' or 'left', got {side!r}")
+    check_finite_flag("linalg.polar", check_finite)
     if is_group(a):
         return grouped("linalg.polar", a, lambda x: polar(x, side, check_finite=check_finite))
     (a,) = operands_of("polar", check_finite, a=a)
     if len(a.shape) < 2:
         raise InvalidArgument(f"[linalg.polar] a must be a matrix (..., m, n), got shape "
                               f"{tuple(a.shape)}")
-    w, s, vh = svd(a, full_matrices=False, check_finite=False)
-    u = matmul(w, vh)
-    if side == "right":
-        p = matmul(adj(vh) * s[..., None, :], vh)
-    else:
-        p = matmul(w * s[..., None, :], adj(w))
-    p = (p + adj(p)) * 0.5  # exactly Hermitian
+    with named_errors("linalg.polar", "a"):
+        w, s, vh = svd(a, full_matrices=False, check_finite=False)
+        u = matmul(w, vh)
+        if side == "right":
+            p = matmul(adj(vh) * s[..., None, :], vh)
+        else:
+            p = matmul(w * s[..., None, :], adj(w))
+        p = (p + adj(p)) * 0.5  # exactly Hermitian
     return u, p
 
 

@@ -11,9 +11,19 @@ import numpy as np
 from .._matmul import matmul
 from ..errors import InvalidArgument, NotPositiveDefinite
 from ._eigh import eigh
-from ._grouped import grouped, is_group
+from ._grouped import grouped, is_group, named_errors
 from ._matfuncs import matrix_power
-from ._operands import adj, array_module, like, operands_of, real_np_dtype, to_host
+from ._polar import nonnegative
+from ._operands import (
+    adj,
+    array_module,
+    check_finite_flag,
+    flag,
+    like,
+    operands_of,
+    real_np_dtype,
+    to_host,
+)
 
 _METHODS = ("eigh", "newton")
 
@@ -110,15 +120,18 @@ def inv_root(a: Any, p: int, eps: float = 0.0, *, method: str = "eigh", clip: bo
         array([[0.5, 0. ],
                [0. , 1. ]])
     """
-    if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
-        raise InvalidArgument(f"[linalg.inv_root] p must be a positive int, got {p!r}")
+    if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)) or p < 1:
+        raise InvalidArgument(f"[linalg.inv_root] p must be a positive int, got {p!r} "
+                              f"({type(p).__name__})")
     if method not in _METHODS:
         raise InvalidArgument(f"[linalg.inv_root] method must be 'eigh' or 'newton', got "
                               f"{method!r}")
-    if not isinstance(eps, (int, float, np.floating)) or isinstance(eps, bool) or eps < 0:
-        raise InvalidArgument(f"[linalg.inv_root] eps must be a float >= 0, got {eps!r}")
+    if not nonnegative(eps):
+        raise InvalidArgument(f"[linalg.inv_root] eps must be a finite float >= 0, got {eps!r}")
+    clip = flag("inv_root", "clip", clip)
     if clip and method != "eigh":
         raise InvalidArgument("[linalg.inv_root] clip=True needs method='eigh'")
+    check_finite_flag("linalg.inv_root", check_finite)
     if is_group(a):
         return grouped("linalg.inv_root", a, lambda x: inv_root(
             x, p, eps, method=method, clip=clip, check_finite=check_finite))
@@ -126,12 +139,13 @@ def inv_root(a: Any, p: int, eps: float = 0.0, *, method: str = "eigh", clip: bo
     _square("inv_root", a)
     if 0 in tuple(a.shape):
         return a.copy() if hasattr(a, "copy") else a.clone()
-    a = _shifted(a, float(eps))
-    if method == "newton":
-        return _newton_inv_root(a, int(p), "inv_root")
-    w, back = _from_eigh(a)
-    w = _floor("inv_root", w, clip, strict=True)
-    return back(_power(w, -1.0 / int(p)))
+    with named_errors("linalg.inv_root", "a"):
+        a = _shifted(a, float(eps))
+        if method == "newton":
+            return _newton_inv_root(a, int(p), "inv_root")
+        w, back = _from_eigh(a)
+        w = _floor("inv_root", w, clip, strict=True)
+        return back(_power(w, -1.0 / int(p)))
 
 
 def sqrtm_psd(a: Any, *, clip: bool = True, check_finite: bool = True) -> Any:
@@ -147,6 +161,8 @@ def sqrtm_psd(a: Any, *, clip: bool = True, check_finite: bool = True) -> Any:
         array([[2., 0.],
                [0., 3.]])
     """
+    clip = flag("sqrtm_psd", "clip", clip)
+    check_finite_flag("linalg.sqrtm_psd", check_finite)
     if is_group(a):
         return grouped("linalg.sqrtm_psd", a,
                        lambda x: sqrtm_psd(x, clip=clip, check_finite=check_finite))
@@ -154,14 +170,15 @@ def sqrtm_psd(a: Any, *, clip: bool = True, check_finite: bool = True) -> Any:
     _square("sqrtm_psd", a)
     if 0 in tuple(a.shape):
         return a.copy() if hasattr(a, "copy") else a.clone()
-    w, back = _from_eigh(a)
-    xp = array_module(w)
-    wh = to_host(w)
-    if clip:
-        w = like(w, np.maximum(wh, 0))
-    else:
-        w = _floor("sqrtm_psd", w, False, strict=False)
-    return back(xp.sqrt(w))
+    with named_errors("linalg.sqrtm_psd", "a"):
+        w, back = _from_eigh(a)
+        xp = array_module(w)
+        wh = to_host(w)
+        if clip:
+            w = like(w, np.maximum(wh, 0))
+        else:
+            w = _floor("sqrtm_psd", w, False, strict=False)
+        return back(xp.sqrt(w))
 
 
 def _square(op: str, a: Any) -> None:

@@ -60,9 +60,10 @@ def cholesky(
     unless ``check_info=False``, which returns ``(factor, info)``.
 
     ``jitter="auto"`` (GPyTorch's practice for kernel matrices): an item that is not positive
-    definite is factored again, that item alone, with 1e-8, 1e-7, ..., 1e-4 times its mean
-    diagonal added to its diagonal, the first that succeeds kept and logged (WARNING, logger
-    "gpula"); NotPositiveDefinite names the item if all fail.
+    definite is factored again with 1e-8, 1e-7, ..., 1e-4 times its own mean diagonal added to
+    its diagonal (the items that failed together, one batched call per jitter), the first that
+    succeeds kept and logged (WARNING, logger "gpula"); NotPositiveDefinite names the item if
+    all fail.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -72,6 +73,8 @@ def cholesky(
     """
     if jitter not in (None, "auto"):
         raise InvalidArgument(f"[linalg.cholesky] jitter must be None or 'auto', got {jitter!r}")
+    if jitter:
+        check_info = flag("cholesky", "check_info", check_info)  # the native call gets False
     (a,) = operands_of("cholesky", check_finite, a=a)
     call = Call("cholesky", a, False if jitter else check_info, device, fallback, stream)
     c, info = _gpula.linalg_cholesky(
@@ -86,32 +89,49 @@ def cholesky(
 JITTERS = (1e-8, 1e-7, 1e-6, 1e-5, 1e-4)
 
 
-def _with_jitter(a: Any, c: Any, info: Any, lower: bool, check_info: Any, kw: dict) -> Any:
-    """cholesky(jitter="auto") after the first try: the failed items again, one at a time, with
-    growing jitter (JITTERS times the item's mean diagonal)."""
+def _items_text(items: np.ndarray) -> str:
+    shown = ", ".join(str(int(i)) for i in items[:10])
+    if len(items) == 1:
+        return f"item {shown} is"
+    return f"items {shown}{', ...' if len(items) > 10 else ''} ({len(items)}) are"
+
+
+def _with_jitter(a: Any, c: Any, info: Any, lower: bool, check_info: bool, kw: dict) -> Any:
+    """cholesky(jitter="auto") after the first try: the failed items again, together (one
+    batched call per jitter), each with JITTERS times its own mean diagonal added, until each
+    succeeds or the largest failed too."""
     n = a.shape[-1]
     info_h = np.array(_ops.to_host(info)).reshape(-1)
-    flat_a, flat_c = a.reshape(-1, n, n), c.reshape(-1, n, n)  # c is gpula's: contiguous
-    for i in np.flatnonzero(info_h):
-        item = flat_a[int(i)]
-        scale = float(np.abs(np.real(np.diagonal(_ops.to_host(item)))).mean())
-        eye = _ops.like(item, np.eye(n, dtype=_ops.np_dtype(item)))
+    todo = np.flatnonzero(info_h)
+    if todo.size:
+        flat_a, flat_c = a.reshape(-1, n, n), c.reshape(-1, n, n)  # c is gpula's: contiguous
+        diag = np.diagonal(_ops.to_host(flat_a[todo.tolist()]), axis1=-2, axis2=-1)
+        scales = np.abs(np.real(diag)).mean(axis=-1)
+        eye = _ops.like(flat_a, np.eye(n, dtype=_ops.np_dtype(flat_a)))
+        rdt = _ops.real_np_dtype(flat_a)
         for j in JITTERS:
-            ci, inf = cholesky(item + (j * scale) * eye, lower, check_finite=False,
-                               check_info=False, **kw)
-            if int(_ops.to_host(inf)) == 0:
-                flat_c[int(i)] = ci
-                info_h[i] = 0
-                _LOG.warning("[linalg.cholesky] item %d is not positive definite: factored with "
-                             "jitter %.1e x its mean diagonal (%.3g) added", int(i), j, j * scale)
+            items = flat_a[todo.tolist()]
+            shift = _ops.like(items, (j * scales)[:, None, None].astype(rdt))
+            ci, inf = cholesky(items + shift * eye, lower, check_finite=False, check_info=False,
+                               **kw)
+            ok = np.array(_ops.to_host(inf)).reshape(-1) == 0
+            if ok.any():
+                pos = np.flatnonzero(ok).tolist()
+                flat_c[todo[ok].tolist()] = ci[pos]
+                info_h[todo[ok]] = 0
+                _LOG.warning("[linalg.cholesky] %s not positive definite: factored with jitter "
+                             "%.1e x its mean diagonal (%s) added", _items_text(todo[ok]), j,
+                             ", ".join(f"{v:.3g}" for v in j * scales[ok][:10]))
+            todo, scales = todo[~ok], scales[~ok]
+            if not todo.size:
                 break
-        else:
-            if check_info:
-                e = NotPositiveDefinite(
-                    f"[linalg.cholesky] a is not positive definite (batch index {int(i)}), also "
-                    f"with jitter up to {JITTERS[-1]:.0e} x its mean diagonal added")
-                e.batch_index, e.order = int(i), int(info_h[i])
-                raise e
+    if check_info and todo.size:
+        i = int(todo[0])
+        e = NotPositiveDefinite(
+            f"[linalg.cholesky] a is not positive definite (batch index {i}), also "
+            f"with jitter up to {JITTERS[-1]:.0e} x its mean diagonal added")
+        e.batch_index, e.order = i, int(info_h[i])
+        raise e
     if check_info:
         return c
     return c, _ops.like(info, info_h.reshape(tuple(info.shape)).astype(np.int32))

@@ -5,7 +5,9 @@ tests/python/test_hostile_api.py.
 - ``mutations``: what is done to each array argument (NaN, empty, odd strides, wrong types, ...).
 - ``catalog_matmul`` / ``catalog_linalg`` / ``catalog_sparse`` / ``catalog_krylov`` /
   ``catalog_misc``: every public callable with valid arguments on small fresh random inputs and
-  its NumPy/SciPy reference; ``catalog_threads``: 8 threads on one object and on separate ones;
+  its NumPy/SciPy reference; ``catalog_optim``: gl.linalg's optimizer functions (orthogonalize,
+  polar, inv_root, sqrtm_psd, their list forms, cholesky(jitter="auto"));
+  ``catalog_threads``: 8 threads on one object and on separate ones;
   ``catalog_torch``: gpula.torch's linalg, functional and nn on torch tensors (where torch is).
 - ``catalog``: all entries, expanded into cases with stable ids.
 - ``judge``: runs one case and gives its verdict; ``runner``: runs cases in worker subprocesses

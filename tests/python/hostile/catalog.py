@@ -12,6 +12,7 @@ from . import (
     catalog_linalg,
     catalog_matmul,
     catalog_misc,
+    catalog_optim,
     catalog_sparse,
     catalog_threads,
     catalog_torch,
@@ -26,7 +27,8 @@ ALL = {"torch": {"mat": "torch", "vec": "torch", "sparse": "torch_csr"},
 
 @functools.cache
 def entries() -> tuple[Entry, ...]:
-    return (*catalog_matmul.entries(), *catalog_linalg.entries(), *catalog_sparse.entries(),
+    return (*catalog_matmul.entries(), *catalog_linalg.entries(), *catalog_optim.entries(),
+            *catalog_sparse.entries(),
             *catalog_krylov.entries(), *catalog_misc.entries(), *catalog_threads.entries(),
             *catalog_torch.entries())
 
