@@ -421,16 +421,16 @@ stage_examples() {
   local rc=0 run
   : >"$BUILD/examples_summary.txt"
   for run in "train_mlp_torch.py --dtype float32" "train_mlp_torch.py --dtype bfloat16" \
-             "gp_train_torch.py" "train_muon_torch.py"; do
+             "gp_train_torch.py" "train_optim_torch.py" "train_optim_torch.py --optimizer shampoo"; do
     echo "== examples/python/$run --device cuda"
     # shellcheck disable=SC2086  # run holds the script and its arguments
     (cd "$ROOT/examples/python" && timeout 120 $PY $run --device cuda) \
       | tee -a "$BUILD/examples.txt" || rc=$?
-    grep -E '^(cuda|OK|FAIL)' "$BUILD/examples.txt" | tail -2 | sed "s|^|  ${run%% *}: |" \
+    grep -E '^(cuda|OK|FAIL)' "$BUILD/examples.txt" | tail -2 | sed "s|^|  $run: |" \
       >>"$BUILD/examples_summary.txt"
     : >"$BUILD/examples.txt"
   done
-  DETAIL="4 runs (train_mlp_torch float32/bfloat16, gp_train_torch, train_muon_torch)"
+  DETAIL="5 runs (train_mlp_torch float32/bfloat16, gp_train_torch, train_optim_torch muon/shampoo)"
   return $rc
 }
 

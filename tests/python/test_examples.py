@@ -26,7 +26,9 @@ CPU_RUNS = [
     ("train_mlp_torch.py", ["--device", "cpu", "--dtype", "float32", "--steps", "40", "--batch",
                             "64", "--hidden", "64", "--target", "0.7"], True),
     ("gp_train_torch.py", ["--device", "cpu", "--n", "150", "--steps", "15"], True),
-    ("train_muon_torch.py", ["--device", "cpu", "--steps", "60", "--width", "64"], True),
+    ("train_optim_torch.py", ["--device", "cpu", "--steps", "60", "--width", "64"], True),
+    ("train_optim_torch.py", ["--optimizer", "shampoo", "--device", "cpu", "--steps", "60",
+                              "--width", "64"], True),
 ]
 def run(name: str, args: list[str]) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}

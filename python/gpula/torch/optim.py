@@ -3,6 +3,8 @@
 ``Muon``: torch.optim.Muon's update (same hyperparameters, defaults and state), with the
 Newton-Schulz orthogonalization of every parameter of one shape, dtype and device done in one
 batched gpula call (gl.linalg.orthogonalize over the stack) instead of one call per parameter.
+``Shampoo``: block-diagonal Shampoo with Adam grafting, every block's inverse fourth roots in one
+grouped gl.linalg.inv_root call.
 
 Example:
     >>> import torch
@@ -118,4 +120,130 @@ class Muon(torch.optim.Optimizer):
         return loss
 
 
-__all__ = ["Muon"]
+def _blocks(shape: torch.Size, size: int) -> list[tuple[slice, slice]]:
+    """The (row, column) slices of the blocks of at most size x size that tile a matrix."""
+    rows = [slice(i, min(i + size, shape[0])) for i in range(0, shape[0], size)]
+    cols = [slice(j, min(j + size, shape[1])) for j in range(0, shape[1], size)]
+    return [(r, c) for r in rows for c in cols]
+
+
+class Shampoo(torch.optim.Optimizer):
+    """Block-diagonal Shampoo with Adam grafting (Gupta et al. 2018; Anil et al. 2020) for 2-D
+    parameters; other parameters take the Adam (grafting) update alone.
+
+    Each 2-D parameter is cut into blocks of at most ``max_preconditioner_dim`` on a side. For
+    each block ``G`` of the gradient: ``L = b2 L + (1 - b2) G G^T`` and ``R = b2 R + (1 - b2)
+    G^T G``; every ``precondition_frequency`` steps (and at the first) the preconditioners
+    ``(L + eps I)^(-1/4)`` and ``(R + eps I)^(-1/4)`` of every block of every parameter are
+    computed by one grouped gl.linalg.inv_root call (blocks of one size batched together). The
+    Shampoo direction of a block is ``L^(-1/4) M R^(-1/4)`` with ``M`` the block of Adam's first
+    moment; it is rescaled to the norm of the block's Adam direction ``M_hat / (sqrt(V_hat) +
+    adam_eps)`` (grafting). The parameter then moves by ``-lr (direction + weight_decay p)``.
+
+    Example:
+        >>> import torch
+        >>> import gpula.torch as gt
+        >>> w = torch.nn.Parameter(torch.randn(6, 4))
+        >>> opt = gt.optim.Shampoo([w], lr=0.01, precondition_frequency=2)
+        >>> before = float(w.detach().square().sum())
+        >>> for _ in range(3):
+        ...     opt.zero_grad()
+        ...     w.square().sum().backward()
+        ...     opt.step()
+        >>> float(w.detach().square().sum()) < before
+        True
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), epsilon: float = 1e-12,
+                 weight_decay: float = 0.0, max_preconditioner_dim: int = 1024,
+                 precondition_frequency: int = 10, adam_eps: float = 1e-8) -> None:
+        for name, v in (("lr", lr), ("epsilon", epsilon), ("weight_decay", weight_decay),
+                        ("adam_eps", adam_eps)):
+            if not 0.0 <= v:
+                raise InvalidArgument(f"[torch.optim.Shampoo] {name} must be >= 0, got {v}")
+        if not (len(betas) == 2 and all(0.0 <= b < 1.0 for b in betas)):
+            raise InvalidArgument(f"[torch.optim.Shampoo] betas must be two numbers in [0, 1), "
+                                  f"got {betas!r}")
+        for name, v in (("max_preconditioner_dim", max_preconditioner_dim),
+                        ("precondition_frequency", precondition_frequency)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InvalidArgument(f"[torch.optim.Shampoo] {name} must be a positive int, "
+                                      f"got {v!r}")
+        defaults = {"lr": lr, "betas": tuple(betas), "epsilon": epsilon,
+                    "weight_decay": weight_decay, "max_preconditioner_dim": max_preconditioner_dim,
+                    "precondition_frequency": precondition_frequency, "adam_eps": adam_eps}
+        super().__init__(params, defaults)
+
+    @torch.no_grad()
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        pending: list[tuple[dict, str, float]] = []  # (block, "L" or "R", epsilon): roots due
+        moves: list[tuple[torch.Tensor, dict, dict]] = []
+        for group in self.param_groups:
+            b1, b2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if torch.is_complex(p) or p.grad.is_sparse:
+                    raise NotSupported("[torch.optim.Shampoo] complex parameters and sparse "
+                                       "gradients are not supported")
+                g, state = p.grad, self.state[p]
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                    if p.ndim == 2:
+                        blocks = _blocks(p.shape, group["max_preconditioner_dim"])
+                        state["blocks"] = [
+                            {"rows": r, "cols": c,
+                             "L": g.new_zeros((r.stop - r.start,) * 2),
+                             "R": g.new_zeros((c.stop - c.start,) * 2)} for r, c in blocks]
+                state["step"] += 1
+                state["exp_avg"].lerp_(g, 1 - b1)
+                state["exp_avg_sq"].mul_(b2).addcmul_(g, g, value=1 - b2)
+                if p.ndim == 2:
+                    refresh = (state["step"] - 1) % group["precondition_frequency"] == 0
+                    for blk in state["blocks"]:
+                        gb = g[blk["rows"], blk["cols"]]
+                        blk["L"].mul_(b2).addmm_(gb, gb.t(), alpha=1 - b2)
+                        blk["R"].mul_(b2).addmm_(gb.t(), gb, alpha=1 - b2)
+                        if refresh:
+                            for side in ("L", "R"):
+                                pending.append((blk, side, group["epsilon"]))
+                moves.append((p, state, group))
+        self._refresh(pending)
+        for p, state, group in moves:
+            b1, b2 = group["betas"]
+            t = state["step"]
+            m_hat = state["exp_avg"] / (1 - b1 ** t)
+            adam = m_hat / ((state["exp_avg_sq"] / (1 - b2 ** t)).sqrt() + group["adam_eps"])
+            direction = adam
+            if p.ndim == 2:
+                direction = torch.empty_like(adam)
+                for blk in state["blocks"]:
+                    rc = (blk["rows"], blk["cols"])
+                    d = blk["PL"] @ m_hat[rc] @ blk["PR"]
+                    scale = adam[rc].norm() / d.norm().clamp_min(torch.finfo(d.dtype).tiny)
+                    direction[rc] = d * scale
+            p.add_(direction + group["weight_decay"] * p, alpha=-group["lr"])
+        return loss
+
+    @staticmethod
+    def _refresh(pending: list) -> None:
+        """Every due preconditioner root of every block in one grouped inv_root call."""
+        if not pending:
+            return
+        by_eps: dict[float, list] = {}
+        for blk, side, eps in pending:
+            by_eps.setdefault(eps, []).append((blk, side))
+        for eps, items in by_eps.items():
+            roots = _gl.inv_root([blk[side] for blk, side in items], 4, eps, clip=True)
+            for (blk, side), r in zip(items, roots):
+                blk["P" + side] = r
+
+
+__all__ = ["Muon", "Shampoo"]
