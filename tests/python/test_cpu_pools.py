@@ -80,3 +80,46 @@ def test_users_settings_are_kept():
     assert r["pools_set"] == {}
     assert r["env"] == {"OPENBLAS_THREAD_TIMEOUT": "20", "OMP_WAIT_POLICY": "active"}
     assert omp_wait_policy(stderr) == "ACTIVE"
+
+
+NESTED = r"""
+import ctypes, threading
+import torch  # its OpenMP runtime in the global scope lets OpenBLAS see gpula's OpenMP loops
+import numpy as np
+import gpula as gl
+
+rng = np.random.default_rng(0)
+r = rng.standard_normal((9, 64, 64))
+a = r @ r.transpose(0, 2, 1) + 64 * np.eye(64)
+lib = ctypes.CDLL([l.split()[-1] for l in open("/proc/self/maps") if "libscipy_openblas.so" in l][0])
+before = lib.scipy_openblas_get_num_threads()
+
+def work():
+    for _ in range(3):
+        w, v = gl.linalg.eigh(a)
+        u, s, vh = gl.linalg.svd(a)
+        x = gl.linalg.solve(a, a)
+        assert np.allclose(x, np.broadcast_to(np.eye(64), a.shape), atol=1e-8)
+        assert np.allclose(s, np.linalg.svd(a, compute_uv=False))
+
+threads = [threading.Thread(target=work) for _ in range(3)]
+for t in threads: t.start()
+for t in threads: t.join()
+work()
+print(before, lib.scipy_openblas_get_num_threads())
+"""
+
+
+def test_batched_lapack_never_nests_openblas_threads_in_openmp():
+    """The CPU LAPACK backends factor small matrices of a batch one per OpenMP thread; gpula's
+    OpenBLAS (pthreads) must run single-threaded inside those loops: no "Detect OpenMP Loop ...
+    may hang" on stderr (OpenBLAS prints it once torch's OpenMP runtime is global), correct
+    results from several Python threads at once, and its thread count restored afterwards."""
+    pytest.importorskip("torch")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
+    p = subprocess.run([sys.executable, "-c", NESTED], capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "OpenMP Loop" not in p.stderr, p.stderr[:500]
+    before, after = p.stdout.split()[-2:]
+    assert before == after == "2"

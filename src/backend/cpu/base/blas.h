@@ -13,6 +13,24 @@ namespace gpula::detail::cpu::blas {
 
 using Int = blasint;
 
+// gpula's OpenBLAS is a pthreads build. Called from several OpenMP threads at once (the LAPACK
+// backends that give each thread its own small matrix of a batch), a call it would thread nests
+// its pool inside OpenMP's and oversubscribes the cores; OpenBLAS prints "Detect OpenMP Loop and
+// this application may hang" where it can see the OpenMP runtime (once torch is imported). While
+// such a loop runs, SerialScope keeps gpula's OpenBLAS on one thread; the last scope to end
+// restores the thread count the first one found. Other threads' calls meanwhile run on one BLAS
+// thread (slower, never wrong). blas_threads.cpp.
+class SerialScope {
+ public:
+  explicit SerialScope(bool active);
+  ~SerialScope();
+  SerialScope(const SerialScope&) = delete;
+  SerialScope& operator=(const SerialScope&) = delete;
+
+ private:
+  bool active_;
+};
+
 // BLAS sizes are 32-bit in this build: refuse larger values instead of truncating them.
 inline Int to_int(int64_t v, const char* op, const char* what) {
   if (v < 0 || v > std::numeric_limits<Int>::max()) {
