@@ -29,6 +29,20 @@ from ..errors import InvalidArgument, NotSupported
 MUON_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 
 
+def _loss_of(closure: Optional[Callable[[], Any]]) -> Any:
+    """What torch.optim's step(closure) returns: the closure's loss, computed with gradients."""
+    if closure is None:
+        return None
+    with torch.enable_grad():
+        return closure()
+
+
+def _check_dense_real(op: str, p: torch.Tensor) -> None:
+    if torch.is_complex(p) or p.grad.is_sparse:
+        raise NotSupported(f"[torch.optim.{op}] complex parameters and sparse gradients are not "
+                           "supported")
+
+
 def _adjusted_lr(lr: float, adjust_lr_fn: Optional[str], shape: torch.Size) -> float:
     """torch.optim.Muon's rule: "original" (Keller Jordan's) scales by sqrt(max(1, A / B)),
     "match_rms_adamw" (Moonshot's) by 0.2 sqrt(max(A, B)), for a parameter of shape (A, B)."""
@@ -86,10 +100,7 @@ class Muon(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = _loss_of(closure)
         for group in self.param_groups:
             lr = float(group["lr"])
             momentum, wd = group["momentum"], group["weight_decay"]
@@ -97,9 +108,7 @@ class Muon(torch.optim.Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if torch.is_complex(p) or p.grad.is_sparse:
-                    raise NotSupported("[torch.optim.Muon] complex parameters and sparse "
-                                       "gradients are not supported (as torch.optim.Muon)")
+                _check_dense_real("Muon", p)
                 state = self.state[p]
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = torch.zeros_like(
@@ -177,10 +186,7 @@ class Shampoo(torch.optim.Optimizer):
 
     @torch.no_grad()
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
+        loss = _loss_of(closure)
         pending: list[tuple[dict, str, float]] = []  # (block, "L" or "R", epsilon): roots due
         moves: list[tuple[torch.Tensor, dict, dict]] = []
         for group in self.param_groups:
@@ -188,9 +194,7 @@ class Shampoo(torch.optim.Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if torch.is_complex(p) or p.grad.is_sparse:
-                    raise NotSupported("[torch.optim.Shampoo] complex parameters and sparse "
-                                       "gradients are not supported")
+                _check_dense_real("Shampoo", p)
                 g, state = p.grad, self.state[p]
                 if not state:
                     state["step"] = 0
