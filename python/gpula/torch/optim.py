@@ -18,6 +18,8 @@ Example:
 from __future__ import annotations
 
 import math
+import numbers
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, Optional
 
@@ -39,8 +41,19 @@ def _loss_of(closure: Optional[Callable[[], Any]]) -> Any:
 
 def _check_dense_real(op: str, p: torch.Tensor) -> None:
     if torch.is_complex(p) or p.grad.is_sparse:
-        raise NotSupported(f"[torch.optim.{op}] complex parameters and sparse gradients are not "
-                           "supported")
+        raise NotSupported(f"[torch.optim.{op}] params: complex parameters and sparse gradients "
+                           f"are not supported (got {p.dtype}, a {p.grad.layout} gradient)")
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _check_nonneg(op: str, name: str, v: Any, finite: bool = False) -> None:
+    """A real number >= 0 (not NaN; finite where asked), else InvalidArgument naming it."""
+    if not _is_real(v) or not 0.0 <= v or (finite and not math.isfinite(v)):
+        raise InvalidArgument(f"[torch.optim.{op}] {name} must be >= 0 (a "
+                              f"{'finite ' if finite else ''}number), got {v!r}")
 
 
 def _adjusted_lr(lr: float, adjust_lr_fn: Optional[str], shape: torch.Size) -> float:
@@ -48,7 +61,7 @@ def _adjusted_lr(lr: float, adjust_lr_fn: Optional[str], shape: torch.Size) -> f
     "match_rms_adamw" (Moonshot's) by 0.2 sqrt(max(A, B)), for a parameter of shape (A, B)."""
     a, b = shape[:2]
     if adjust_lr_fn in (None, "original"):
-        return lr * math.sqrt(max(1.0, a / b))
+        return lr * math.sqrt(max(1.0, a / max(b, 1)))  # an n x 0 parameter: nothing to move
     return lr * 0.2 * math.sqrt(max(a, b))
 
 
@@ -77,11 +90,19 @@ class Muon(torch.optim.Optimizer):
                  ns_coefficients: tuple[float, float, float] = MUON_COEFFICIENTS,
                  eps: float = 1e-7, ns_steps: int = 5,
                  adjust_lr_fn: Optional[str] = None) -> None:
-        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
-            raise InvalidArgument("[torch.optim.Muon] Tensor lr must be 1-element")
-        for name, v in (("lr", lr), ("momentum", momentum), ("weight_decay", weight_decay)):
-            if not 0.0 <= v:
-                raise InvalidArgument(f"[torch.optim.Muon] {name} must be >= 0, got {v}")
+        if isinstance(lr, torch.Tensor):
+            if lr.numel() != 1:
+                raise InvalidArgument("[torch.optim.Muon] Tensor lr must be 1-element")
+            _check_nonneg("Muon", "lr", float(lr))
+        else:
+            _check_nonneg("Muon", "lr", lr)
+        for name, v in (("momentum", momentum), ("weight_decay", weight_decay)):
+            _check_nonneg("Muon", name, v)
+        _check_nonneg("Muon", "eps", eps, finite=True)
+        if not (isinstance(ns_coefficients, (tuple, list)) and len(ns_coefficients) == 3
+                and all(_is_real(c) and math.isfinite(c) for c in ns_coefficients)):
+            raise InvalidArgument(f"[torch.optim.Muon] ns_coefficients must be three finite "
+                                  f"numbers (a, b, c), got {ns_coefficients!r}")
         if adjust_lr_fn not in (None, "original", "match_rms_adamw"):
             raise InvalidArgument(f"[torch.optim.Muon] adjust_lr_fn must be None, 'original' or "
                                   f"'match_rms_adamw', got {adjust_lr_fn!r}")
@@ -95,8 +116,8 @@ class Muon(torch.optim.Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.ndim != 2:
-                    raise InvalidArgument(f"[torch.optim.Muon] Muon takes 2-D parameters only; got "
-                                          f"one of shape {tuple(p.shape)}")
+                    raise InvalidArgument(f"[torch.optim.Muon] Muon takes 2-D parameters only; "
+                                          f"params holds one of shape {tuple(p.shape)}")
 
     @torch.no_grad()
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
@@ -169,9 +190,9 @@ class Shampoo(torch.optim.Optimizer):
                  precondition_frequency: int = 10, adam_eps: float = 1e-8) -> None:
         for name, v in (("lr", lr), ("epsilon", epsilon), ("weight_decay", weight_decay),
                         ("adam_eps", adam_eps)):
-            if not 0.0 <= v:
-                raise InvalidArgument(f"[torch.optim.Shampoo] {name} must be >= 0, got {v}")
-        if not (len(betas) == 2 and all(0.0 <= b < 1.0 for b in betas)):
+            _check_nonneg("Shampoo", name, v)
+        if not (isinstance(betas, (tuple, list)) and len(betas) == 2
+                and all(_is_real(b) and 0.0 <= b < 1.0 for b in betas)):
             raise InvalidArgument(f"[torch.optim.Shampoo] betas must be two numbers in [0, 1), "
                                   f"got {betas!r}")
         for name, v in (("max_preconditioner_dim", max_preconditioner_dim),
@@ -183,10 +204,22 @@ class Shampoo(torch.optim.Optimizer):
                     "weight_decay": weight_decay, "max_preconditioner_dim": max_preconditioner_dim,
                     "precondition_frequency": precondition_frequency, "adam_eps": adam_eps}
         super().__init__(params, defaults)
+        self._lock = threading.Lock()
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self._lock = threading.Lock()
 
     @torch.no_grad()
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         loss = _loss_of(closure)
+        # One step at a time: a step's state (moments, blocks, roots due) is built over several
+        # statements, which a step from another thread must not see half made.
+        with self._lock:
+            self._step()
+        return loss
+
+    def _step(self) -> None:
         pending: list[tuple[dict, str, float]] = []  # (block, "L" or "R", epsilon): roots due
         moves: list[tuple[torch.Tensor, dict, dict]] = []
         for group in self.param_groups:
@@ -234,15 +267,20 @@ class Shampoo(torch.optim.Optimizer):
                     scale = adam[rc].norm() / d.norm().clamp_min(torch.finfo(d.dtype).tiny)
                     direction[rc] = d * scale
             p.add_(direction + group["weight_decay"] * p, alpha=-group["lr"])
-        return loss
 
     @staticmethod
     def _refresh(pending: list) -> None:
-        """Every due preconditioner root of every block in one grouped inv_root call."""
+        """Every due preconditioner root of every block in one grouped inv_root call. A block whose
+        statistics hold NaN or Inf (from such a gradient) gets a NaN root, as torch.optim's
+        arithmetic would give, and leaves the other blocks' roots alone."""
         if not pending:
             return
+        finite = torch.stack([torch.isfinite(blk[side]).all() for blk, side, _ in pending])
         by_eps: dict[float, list] = {}
-        for blk, side, eps in pending:
+        for (blk, side, eps), ok in zip(pending, finite.tolist()):
+            if not ok:
+                blk["P" + side] = torch.full_like(blk[side], math.nan)
+                continue
             by_eps.setdefault(eps, []).append((blk, side))
         for eps, items in by_eps.items():
             roots = _gl.inv_root([blk[side] for blk, side in items], 4, eps, clip=True)

@@ -16,6 +16,7 @@ from . import (
     catalog_sparse,
     catalog_threads,
     catalog_torch,
+    catalog_torch_optim,
     mutations,
 )
 from .core import HAS_TORCH, Arg, Case, Entry, NotApplicable
@@ -30,7 +31,7 @@ def entries() -> tuple[Entry, ...]:
     return (*catalog_matmul.entries(), *catalog_linalg.entries(), *catalog_optim.entries(),
             *catalog_sparse.entries(),
             *catalog_krylov.entries(), *catalog_misc.entries(), *catalog_threads.entries(),
-            *catalog_torch.entries())
+            *catalog_torch.entries(), *catalog_torch_optim.entries())
 
 
 def array_args(e: Entry) -> list[Arg]:

@@ -16,8 +16,8 @@ EXEMPT = {"Epilog", "ComputeType", "distributed.ProcessGroup", "__version__"}
 # Entries whose names do not start with what they cover.
 ALIASES = {"matmul_cache_size": "matmul_cache", "matmul_cache_clear": "matmul_cache"}
 MODULES = ("", "linalg.", "sparse.", "sparse.linalg.", "distributed.")
-# gpula.torch's modules, covered where torch is installed (gpula.torch imports it).
-TORCH_MODULES = ("torch.linalg.", "torch.functional.", "torch.nn.")
+# gpula.torch's modules (optim's Muon and Shampoo too), covered where torch is installed (gpula.torch imports it).
+TORCH_MODULES = ("torch.linalg.", "torch.functional.", "torch.nn.", "torch.optim.")
 
 
 def modules() -> tuple[str, ...]:
