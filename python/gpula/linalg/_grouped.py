@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import _interop
-from .._gpula import Error, InvalidArgument, OutOfMemory
-from ._operands import array_module, as_array
+from .._gpula import Error, InvalidArgument
+from ._operands import array_module, as_array, out_of_memory
 
 
 def is_group(a: Any) -> bool:
@@ -39,13 +39,11 @@ def named_errors(op: str, arg: str) -> Iterator[None]:
             named = text.startswith((f"{arg}:", f"{arg} "))  # "a: out of memory ..."
             e.args = (f"[{op}] {text if named else f'{arg}: {text}'}{where}",)
         raise
-    except MemoryError as e:
-        raise OutOfMemory(f"[{op}] {arg}: out of host memory: {e}") from None
-    except RuntimeError as e:  # torch's allocators say so in a RuntimeError
-        text = str(e)
-        if "alloc" not in text.lower() and "out of memory" not in text.lower():
+    except (MemoryError, RuntimeError) as e:
+        oom = out_of_memory(op, arg, e)
+        if oom is None:
             raise
-        raise OutOfMemory(f"[{op}] {arg}: out of memory: {text.splitlines()[0]}") from None
+        raise oom from None
 
 
 def _stack(op: str, arg: str, xs: list[Any], idx: list[int]) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import _interop, _log, _options
-from .._gpula import DTypeError, InvalidArgument, NotSupported
+from .._gpula import DTypeError, InvalidArgument, NotSupported, OutOfMemory
 from .._matmul import matmul
 
 INTEGER = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
@@ -80,6 +80,17 @@ def array_module(x: Any) -> Any:
     """The module of x's package (numpy, cupy or torch), for the functions all three share."""
     name = _interop.package_of(x).name
     return sys.modules[name] if name in ("torch", "cupy") else np
+
+
+def out_of_memory(op: str, arg: str, e: BaseException) -> OutOfMemory | None:
+    """gl.OutOfMemory naming op and arg for NumPy's MemoryError or a torch allocator's failure
+    (a RuntimeError saying so); None for any other exception."""
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    if isinstance(e, MemoryError):
+        return OutOfMemory(f"[{op}] {arg}: out of host memory: {text}")
+    if isinstance(e, RuntimeError) and ("alloc" in text.lower() or "out of memory" in text.lower()):
+        return OutOfMemory(f"[{op}] {arg}: out of memory: {text}")
+    return None
 
 
 def to_host(x: Any) -> np.ndarray:

@@ -78,7 +78,8 @@ def _newton_inv_root(a: Any, p: int, op: str, max_iter: int = 100) -> Any:
     (2 ||A||_F), M = z A, X = z^(1/p) I, then T = ((p + 1) I - M) / p, X = X T, M = T^p M until
     M is I to working precision. Matmuls only."""
     rdt = real_np_dtype(a)
-    fro = np.sqrt((np.abs(to_host(a)).astype(np.float64) ** 2).sum(axis=(-2, -1)))
+    xp = array_module(a)  # norms where a lives; only they come to the host
+    fro = np.sqrt(to_host((xp.abs(a) ** 2).sum(axis=(-2, -1))).astype(np.float64))
     if (fro == 0).any():
         raise NotPositiveDefinite(f"[linalg.{op}] a (+ eps I) is zero: not positive definite")
     z = ((1.0 + p) / (2.0 * fro)).astype(rdt)
@@ -92,7 +93,7 @@ def _newton_inv_root(a: Any, p: int, op: str, max_iter: int = 100) -> Any:
         t = (eye * (p + 1.0) - m) * (1.0 / p)
         x = matmul(x, t)
         m = matmul(matrix_power(t, p), m)
-        err = float(np.abs(to_host(m - eye)).max())
+        err = float(to_host(xp.abs(m - eye).max()))
         if err <= tol or err >= err_prev:  # converged, or stalled at rounding
             break
         err_prev = err

@@ -27,7 +27,18 @@ import numpy as np
 
 from .. import _interop
 from .._gpula import DTypeError, InvalidArgument, LinAlgError, OutOfMemory
-from ._operands import adj, astype, contig, is_complex, like, mm, np_dtype, real_np_dtype, to_host
+from ._operands import (
+    adj,
+    astype,
+    contig,
+    is_complex,
+    like,
+    mm,
+    np_dtype,
+    out_of_memory,
+    real_np_dtype,
+    to_host,
+)
 from ._qr import qr
 
 _log = logging.getLogger("gpula")
@@ -126,19 +137,11 @@ def host_memory(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
                 return f(a, **kw)
             except (OutOfMemory, LinAlgError):
                 raise
-            except MemoryError as e:
-                raise OutOfMemory(
-                    f"[{op}] a: out of host memory for the top-k problem of a of shape "
-                    f"{tuple(a.shape)}: {e}"
-                ) from None
-            except RuntimeError as e:  # torch's allocators say so in a RuntimeError
-                text = str(e)
-                if "alloc" not in text.lower() and "out of memory" not in text.lower():
+            except (MemoryError, RuntimeError) as e:
+                oom = out_of_memory(op, f"a (the top-k problem of shape {tuple(a.shape)})", e)
+                if oom is None:
                     raise
-                raise OutOfMemory(
-                    f"[{op}] a: out of memory for the top-k problem of a of shape "
-                    f"{tuple(a.shape)}: {text.splitlines()[0] if text else e}"
-                ) from None
+                raise oom from None
             except np.linalg.LinAlgError as e:
                 raise LinAlgError(
                     f"[{op}] the top-k problem of a did not converge ({e}); a may hold NaN or "
