@@ -138,7 +138,7 @@ def host_memory(op: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
             except (OutOfMemory, LinAlgError):
                 raise
             except (MemoryError, RuntimeError) as e:
-                oom = out_of_memory(op, f"a (the top-k problem of shape {tuple(a.shape)})", e)
+                oom = out_of_memory(op, "a", e)
                 if oom is None:
                     raise
                 raise oom from None
