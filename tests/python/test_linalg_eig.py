@@ -28,7 +28,7 @@ def general(xp, rng, batch, n, dtype):
 
 def match(w, ref):
     """Largest distance after greedily matching each reference eigenvalue to a computed one."""
-    w, ref = np.asarray(w).reshape(-1, w.shape[-1]), np.asarray(ref).reshape(-1, ref.shape[-1])
+    w, ref = to_np64(w).reshape(-1, w.shape[-1]), to_np64(ref).reshape(-1, ref.shape[-1])
     worst = 0.0
     for wi, ri in zip(w, ref):
         left = list(wi)
