@@ -74,13 +74,14 @@ void quantize_fp8(const TensorView& x, const TensorView& q, const TensorView& sc
   if (scales.dtype != DType::f32)
     throw_error<DTypeError>(kOp, "scales has dtype ", name(scales.dtype), "; expected float32");
   const QuantizeFp8Spec spec = quantize_fp8_spec(x.shape, block);
-  if (q.shape != spec.q_shape || !q.is_contiguous())
+  if (q.shape != spec.q_shape || (q.numel() > 0 && !q.is_contiguous()))
     throw_error<InvalidArgument>(kOp, "q must be a contiguous array of x's shape ",
                                  shape_str(spec.q_shape), ", got ", q.describe(), " strides ",
                                  shape_str(q.strides));
   bool layout_ok = scales.shape == spec.scale_shape;
   for (std::size_t i = 0; layout_ok && i < spec.scale_shape.size(); ++i)
-    layout_ok = spec.scale_shape[i] <= 1 || scales.strides[i] == spec.scale_strides[i];
+    layout_ok = spec.scale_shape[i] <= 1 || scales.numel() == 0 ||
+                scales.strides[i] == spec.scale_strides[i];
   if (!layout_ok)
     throw_error<InvalidArgument>(kOp, "scales for block ", name(block), " must have shape ",
                                  shape_str(spec.scale_shape), " and strides ",
