@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpula {
@@ -68,11 +69,36 @@ struct MatmulOptions : CommonOptions {
   std::optional<DType> result_type;
 };
 
+/// How an fp8 operand's scale tensor applies to it (cuBLASLt's scale modes). A is (M, K), B is
+/// (K, N), Kb = ceil(K / 128); the layouts are torch._scaled_mm's, and those gpula::quantize_fp8
+/// returns for A and for B^T (pass the transpose of B^T's scales for B).
+enum class ScaleMode : uint8_t {
+  automatic,     ///< chosen from the scale tensor's shape
+  tensor,        ///< one value, shape () or (1,) (SCALAR_32F)
+  row,           ///< a_scale (M,): one per row of A; b_scale (N,): one per column of B (OUTER_VEC_32F)
+  block128,      ///< 1x128 blocks along K: a_scale (M, Kb) with strides (1, M); b_scale (Kb, N)
+                 ///< contiguous (VEC128_32F)
+  block128x128,  ///< 128x128 blocks: a_scale (ceil(M/128), Kb) contiguous; b_scale
+                 ///< (Kb, ceil(N/128)) with strides (1, Kb) (BLK128x128_32F)
+};
+std::string_view name(ScaleMode m);
+
 /// Inputs an epilogue reads. `relu_aux`/`gelu_aux` are the aux outputs of a forward call.
+///
+/// fp8 scales as tensors (float32, on the operands' device), in place of QuantizationScales:
+/// D = d_scale * sum_k (a_scale * A)(i, k) (b_scale * B)(k, j), each scale taken where it
+/// applies (ScaleMode). Row-wise and block scales need cuBLASLt 12.9+ on sm_90; cuBLASLt pairs
+/// tensor with tensor, row with row, and block128 with block128 or block128x128 either way round.
 struct EpilogInputs {
   std::optional<TensorView> bias;
   std::optional<TensorView> relu_aux;
   std::optional<TensorView> gelu_aux;
+  std::optional<TensorView> a_scale, b_scale;
+  std::optional<TensorView> d_scale;  ///< shape () or (1,); fp8 results only
+  ScaleMode a_scale_mode = ScaleMode::automatic, b_scale_mode = ScaleMode::automatic;
+  /// Also write max |A @ B| (scaled by a's and b's scales, before d_scale and the rounding to
+  /// the result type) as the float32 aux output "amax" of shape (); fp8 operands only.
+  bool amax = false;
 };
 
 /// Per-tensor scales of an fp8 matmul: D = scale_d * (scale_a * A) @ (scale_b * B).
@@ -115,7 +141,7 @@ struct PlanPreferences {
 };
 
 /// Operands to swap in; each must have the layout (shape, strides, dtype, device) of the one
-/// it replaces.
+/// it replaces (epilog_inputs' scale modes and amax are ignored: they are fixed by plan()).
 struct OperandUpdate {
   std::optional<TensorView> a, b, c;
   EpilogInputs epilog_inputs;
@@ -194,6 +220,36 @@ std::shared_ptr<Matmul> cached_matmul(
     std::complex<double> alpha = 1.0, std::optional<std::complex<double>> beta = {},
     Epilog epilog = Epilog::DEFAULT, const EpilogInputs& inputs = {},
     const MatmulOptions& options = {}, const QuantizationScales& scales = {});
+
+/// What one scale of gpula::quantize_fp8 covers, for x of shape (R, K) (K the last dimension).
+enum class Fp8Block : uint8_t {
+  tensor,        ///< all of x (any shape): scales of shape ()
+  row,           ///< each row: scales (R,) (ScaleMode::row)
+  block128,      ///< 1x128 along K: scales (R, ceil(K/128)) with strides (1, R) (ScaleMode::block128)
+  block128x128,  ///< 128x128: scales (ceil(R/128), ceil(K/128)) contiguous (ScaleMode::block128x128)
+};
+std::string_view name(Fp8Block b);
+
+/// Shapes and strides (in elements) of quantize_fp8's outputs for x of shape `x_shape`.
+struct QuantizeFp8Spec {
+  Shape q_shape;
+  Shape scale_shape;
+  Shape scale_strides;
+};
+QuantizeFp8Spec quantize_fp8_spec(const Shape& x_shape, Fp8Block block);
+
+/// Quantizes x (float16, bfloat16, float32; row, block128 and block128x128 take 2-D x) to q
+/// (float8_e4m3fn or float8_e5m2, x's shape) with one float32 scale per block:
+///   scale = amax / fp8_max (1 where amax is 0),  q = saturate(round(x / scale)),
+/// so that x ~ scale * q. amax is the largest |x| over the block's finite elements; NaN stays
+/// NaN in q and +-Inf saturates to +-fp8_max (448 for e4m3, 57344 for e5m2); rounding is to
+/// nearest even. `q` and `scales` are laid out as quantize_fp8_spec() says, on x's device;
+/// x is not modified. The GPU and the CPU give the same bits.
+void quantize_fp8(const TensorView& x, const TensorView& q, const TensorView& scales,
+                  Fp8Block block, Stream stream = {});
+/// Allocating form: returns (q, scales).
+std::pair<Tensor, Tensor> quantize_fp8(const TensorView& x, DType dtype, Fp8Block block,
+                                       Stream stream = {});
 
 /// Number of plans in the calling thread's cache, and a way to empty it.
 std::size_t matmul_cache_size();

@@ -33,6 +33,7 @@ from ._gpula import (
 from ._log import set_log_level
 from ._matmul import Matmul, matmul
 from ._options import MatmulOptions
+from ._quantize import quantize_fp8
 from .errors import *  # noqa: F403  (the exception classes, also at the top level)
 
 
@@ -64,6 +65,7 @@ __all__ = [
     "Matmul",
     "matmul",
     "MatmulOptions",
+    "quantize_fp8",
     "Epilog",
     "ComputeType",
     "errors",

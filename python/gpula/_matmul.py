@@ -79,6 +79,28 @@ def _inputs(epilog_inputs: Any) -> dict[str, Any] | None:
     }
 
 
+_SCALE_MODES = ("automatic", "tensor", "row", "block128", "block128x128")
+
+
+def _with_fp8(inputs: dict[str, Any] | None, scale_mode: Any, amax: Any) -> dict[str, Any] | None:
+    """The exported epilog inputs plus the fp8 options the binding reads from them."""
+    if scale_mode is None and amax is False:
+        return inputs
+    if not isinstance(amax, bool):
+        raise DTypeError(f"[matmul] amax must be a bool, got {type(amax).__name__}")
+    modes = scale_mode if isinstance(scale_mode, (tuple, list)) else (scale_mode, scale_mode)
+    if len(modes) != 2 or not all(m is None or m in _SCALE_MODES for m in modes):
+        raise InvalidArgument(
+            f"[matmul] scale_mode must be None, one of {', '.join(_SCALE_MODES)}, or a pair "
+            f"(a's, b's) of them; got {scale_mode!r}"
+        )
+    out = dict(inputs or {})
+    out["scale_mode"] = tuple("automatic" if m is None else m for m in modes)
+    if amax:
+        out["amax"] = True
+    return out
+
+
 def _limit(preferences: Any) -> int:
     if preferences is None:
         return 8
@@ -119,6 +141,8 @@ def matmul(
     options: Any = None,
     stream: Any = None,
     quantization_scales: Any = None,
+    scale_mode: Any = None,
+    amax: bool = False,
 ) -> Result:
     """``epilog(alpha * (a @ b) + beta * c)``, with numpy.matmul's shape rules.
 
@@ -130,7 +154,7 @@ def matmul(
     write aux outputs (``*_AUX*``, ``*BGRAD*``) return ``(result, aux)`` with ``aux`` a dict:
     ``"relu_aux"`` (a uint8 bitmask, shape (..., M, ceil(N/128)*16)), ``"gelu_aux"`` (the
     pre-activation, shape (..., M, roundup(N, 8))), or the bias gradient (``"drelu_bgrad"``,
-    ``"dgelu_bgrad"``, ``"bgrada"``, ``"bgradb"``). A plan is cached per thread, keyed by
+    ``"dgelu_bgrad"``, ``"bgrada"``, ``"bgradb"``) or ``"amax"``. A plan is cached per thread, keyed by
     layouts and options, so repeated calls of one shape do not re-plan; threads never share it.
 
     Types: ``a`` and ``b`` share one dtype among float16, bfloat16, float32, float64, complex64,
@@ -147,6 +171,19 @@ def matmul(
         stream: a torch.cuda.Stream, cupy.cuda.Stream or int handle (default: the package's
             current stream).
         quantization_scales: float8 per-tensor scales, ``{"a": ..., "b": ..., "d": ...}``.
+        scale_mode: how ``epilog_inputs["a_scale"]`` / ``["b_scale"]`` (float32 arrays on the
+            operands' device; float8 only) apply: ``"tensor"`` (shape () or (1,)), ``"row"``
+            (a: (M,), b: (N,)), ``"block128"`` (1x128 blocks along K; a: (M, ceil(K/128)) with
+            strides (1, M), b: (ceil(K/128), N) contiguous), ``"block128x128"`` (a:
+            (ceil(M/128), ceil(K/128)) contiguous, b: (ceil(K/128), ceil(N/128)) with strides
+            (1, ceil(K/128))); a pair for (a, b), one name for both, or None (the default): from
+            the shapes. These are gl.quantize_fp8's layouts (for b: of ``b.T``, transposed) and
+            torch._scaled_mm's. cuBLASLt (12.9+, sm_90) pairs tensor with tensor, row with row,
+            block128 with block128 or block128x128. ``"d_scale"`` (shape ()) scales a float8
+            result. A wrong shape raises gl.InvalidArgument naming the shapes each mode expects;
+            on the CPU, float8 raises gl.NotSupported.
+        amax: also return ``aux["amax"]``, the float32 max ``|a_scale*a @ b_scale*b|`` (shape
+            (), before ``d_scale``); float8 only.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -177,7 +214,7 @@ def matmul(
         alpha,
         beta,
         _epilog(epilog),
-        _inputs(epilog_inputs),
+        _with_fp8(_inputs(epilog_inputs), scale_mode, amax),
         _native(options),
         _DEFAULT_SCALES if quantization_scales is None else _scales(quantization_scales),
     )
@@ -343,8 +380,13 @@ class Matmul:
         epilog: Epilog | str | None = None,
         epilog_inputs: dict[str, Any] | None = None,
         preferences: Any = None,
+        scale_mode: Any = None,
+        amax: bool = False,
     ) -> list[dict[str, Any]]:
         """Fixes the epilogue; returns the candidate algorithms (dicts), best first.
+
+        ``scale_mode`` and ``amax`` are :func:`gpula.matmul`'s (float8 scale tensors go in
+        ``epilog_inputs``).
 
         Each dict has ``index``, ``algo_id`` (-1 on the CPU), ``tile``, ``stages``, ``split_k``,
         ``workspace_bytes``, ``waves_count``, ``time_ms`` and ``description``.
@@ -359,6 +401,7 @@ class Matmul:
         self._check("plan")
         _sync_log()
         e, inputs, limit = _epilog(epilog), _inputs(epilog_inputs), _limit(preferences)
+        inputs = _with_fp8(inputs, scale_mode, amax)
         with self._lock:
             self._check("plan")
             algos, specs, generation = self._mm.plan(e, inputs, limit)

@@ -7,6 +7,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <array>
@@ -91,24 +92,53 @@ std::optional<TensorView> opt_view(nb::handle h, const char* arg) {
   return to_view(h, kOp, arg);
 }
 
+ScaleMode scale_mode_named(const std::string& s) {
+  for (ScaleMode m : {ScaleMode::automatic, ScaleMode::tensor, ScaleMode::row, ScaleMode::block128,
+                      ScaleMode::block128x128})
+    if (name(m) == s) return m;
+  throw InvalidArgument("[matmul] unknown scale_mode '" + s +
+                        "'; expected 'automatic', 'tensor', 'row', 'block128', 'block128x128'");
+}
+
+Fp8Block fp8_block_named(const std::string& s) {
+  for (Fp8Block b : {Fp8Block::tensor, Fp8Block::row, Fp8Block::block128, Fp8Block::block128x128})
+    if (name(b) == s) return b;
+  throw InvalidArgument("[quantize_fp8] unknown block '" + s + "'");
+}
+
+constexpr const char* kInputNames =
+    "'bias', 'relu_aux', 'gelu_aux', 'a_scale', 'b_scale', 'd_scale'";
+
 EpilogInputs epilog_inputs(nb::handle d) {
   EpilogInputs in;
   if (d.is_none()) return in;
   for (auto [k, v] : nb::borrow<nb::dict>(d)) {
     if (!nb::isinstance<nb::str>(k))
-      throw InvalidArgument("[matmul] epilog_inputs keys must be names ('bias', 'relu_aux', "
-                            "'gelu_aux'), got " + nb::cast<std::string>(nb::repr(k)));
+      throw InvalidArgument(std::string("[matmul] epilog_inputs keys must be names (") +
+                            kInputNames + "), got " + nb::cast<std::string>(nb::repr(k)));
     const std::string key = nb::cast<std::string>(k);
     if (v.is_none()) continue;
-    if (key == "bias")
+    if (key == "scale_mode") {  // (a's, b's) names, put here by gpula._matmul
+      auto t = nb::cast<std::tuple<std::string, std::string>>(v);
+      in.a_scale_mode = scale_mode_named(std::get<0>(t));
+      in.b_scale_mode = scale_mode_named(std::get<1>(t));
+    } else if (key == "amax") {  // a bool, put here by gpula._matmul
+      in.amax = nb::cast<bool>(v);
+    } else if (key == "a_scale") {
+      in.a_scale = to_view(v, kOp, "epilog_inputs['a_scale']");
+    } else if (key == "b_scale") {
+      in.b_scale = to_view(v, kOp, "epilog_inputs['b_scale']");
+    } else if (key == "d_scale") {
+      in.d_scale = to_view(v, kOp, "epilog_inputs['d_scale']");
+    } else if (key == "bias")
       in.bias = to_view(v, kOp, "epilog_inputs['bias']");
     else if (key == "relu_aux")
       in.relu_aux = to_view(v, kOp, "epilog_inputs['relu_aux']");
     else if (key == "gelu_aux")
       in.gelu_aux = to_view(v, kOp, "epilog_inputs['gelu_aux']");
     else
-      throw InvalidArgument("[matmul] unknown epilog input '" + key +
-                            "'; expected 'bias', 'relu_aux' or 'gelu_aux'");
+      throw InvalidArgument("[matmul] unknown epilog input '" + key + "'; expected one of " +
+                            kInputNames);
   }
   return in;
 }
@@ -380,6 +410,29 @@ void init_matmul(nb::module_& m) {
       "(handle, output specs, generation): this thread's cached, planned Matmul for these "
       "operands, bound to them (use it at once: this thread's next call with the same layouts "
       "rebinds it).");
+  m.def(
+      "quantize_fp8_spec",
+      [](std::vector<int64_t> shape, const std::string& block) {
+        const QuantizeFp8Spec s = quantize_fp8_spec(shape, fp8_block_named(block));
+        return nb::make_tuple(shape_tuple(s.scale_shape), shape_tuple(s.scale_strides));
+      },
+      nb::arg("shape"), nb::arg("block"),
+      "(scale shape, scale strides in elements) of quantize_fp8 for x of this shape; block is "
+      "'tensor', 'row', '128' or '(128, 128)'.");
+  m.def(
+      "quantize_fp8_into",
+      [](nb::handle x, nb::handle q, nb::handle scales, const std::string& block,
+         uintptr_t stream) {
+        const TensorView xv = to_view(x, "quantize_fp8", "x");
+        const TensorView qv = to_view(q, "quantize_fp8", "q");
+        const TensorView sv = to_view(scales, "quantize_fp8", "scales");
+        const Fp8Block b = fp8_block_named(block);
+        nb::gil_scoped_release release;
+        quantize_fp8(xv, qv, sv, b, Stream{xv.device, reinterpret_cast<void*>(stream)});
+      },
+      nb::arg("x"), nb::arg("q"), nb::arg("scales"), nb::arg("block"), nb::arg("stream"),
+      "Quantizes x into q (float8, x's shape) and scales (float32, laid out as "
+      "quantize_fp8_spec says); use gpula.quantize_fp8.");
   m.def("matmul_cache_size", &matmul_cache_size, "Plans in the calling thread's matmul cache.\n\n"
         "Example:\n"
         "    >>> import numpy as np, gpula as gl\n"

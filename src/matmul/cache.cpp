@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "matmul/impl.h"
+#include "matmul/scales.h"
 
 namespace gpula {
 namespace {
@@ -29,7 +30,9 @@ OperandKey key_of(const std::optional<TensorView>& v) {
 }
 
 struct MatmulKey {
-  OperandKey a, b, c, bias, relu_aux, gelu_aux;
+  OperandKey a, b, c, bias, relu_aux, gelu_aux, a_scale, b_scale, d_scale;
+  ScaleMode a_scale_mode, b_scale_mode;
+  bool amax;
   double alpha_re, alpha_im;
   bool has_beta;  // c without beta is refused by the constructor: never a cache hit
   double beta_re, beta_im;
@@ -62,8 +65,11 @@ void mix_operand(std::size_t& h, const OperandKey& k) {
 struct MatmulKeyHash {
   std::size_t operator()(const MatmulKey& k) const {
     std::size_t h = 0;
-    for (const OperandKey* o : {&k.a, &k.b, &k.c, &k.bias, &k.relu_aux, &k.gelu_aux})
+    for (const OperandKey* o : {&k.a, &k.b, &k.c, &k.bias, &k.relu_aux, &k.gelu_aux, &k.a_scale,
+                                &k.b_scale, &k.d_scale})
       mix_operand(h, *o);
+    mix(h, static_cast<int>(k.a_scale_mode) * 16 + static_cast<int>(k.b_scale_mode));
+    mix(h, k.amax);
     mix(h, k.alpha_re);
     mix(h, k.alpha_im);
     mix(h, k.has_beta);
@@ -147,6 +153,12 @@ std::shared_ptr<Matmul> cached_matmul(const TensorView& a, const TensorView& b,
                 key_of(inputs.bias),
                 key_of(inputs.relu_aux),
                 key_of(inputs.gelu_aux),
+                key_of(inputs.a_scale),
+                key_of(inputs.b_scale),
+                key_of(inputs.d_scale),
+                inputs.a_scale_mode,
+                inputs.b_scale_mode,
+                inputs.amax,
                 alpha.real(),
                 alpha.imag(),
                 beta.has_value(),
@@ -170,6 +182,9 @@ std::shared_ptr<Matmul> cached_matmul(const TensorView& a, const TensorView& b,
     detail::rebind(detail::MatmulAccess::impl(**hit), a, b, c, inputs, options.logger);
     return *hit;
   }
+  // fp8 scale tensors are checked before the constructor picks (and perhaps refuses) a backend.
+  detail::resolve_scale_modes(a, b, inputs, scales, options.result_type.value_or(a.dtype),
+                              options.device.value_or(a.device));
   auto plan = std::make_shared<Matmul>(a, b, c, alpha, beta, options, scales);
   plan->plan(epilog, inputs);
   return pc.insert(key, std::move(plan));

@@ -7,6 +7,7 @@
 #include "backend/cuda_api.h"
 #include "core/format.h"
 #include "matmul/impl.h"
+#include "matmul/scales.h"
 
 namespace gpula {
 
@@ -237,6 +238,8 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
   if (inputs.gelu_aux) detail::check_tensor_view(kOp, "gelu_aux", *inputs.gelu_aux);
   if (preferences.limit < 1)
     throw_error<InvalidArgument>(kOp, "preferences.limit must be >= 1, got ", preferences.limit);
+  const detail::ScaleModes modes =
+      detail::resolve_scale_modes(I.a, I.b, inputs, I.scales, result, I.exec_device);
 
   detail::LayoutRequest req;
   req.force_stage = I.exec_device != I.data_device;
@@ -255,6 +258,12 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
   P.alpha = I.alpha;
   P.epilog = epilog;
   P.scales = I.scales;
+  P.a_scale_tensor = inputs.a_scale.has_value();
+  P.b_scale_tensor = inputs.b_scale.has_value();
+  P.d_scale_tensor = inputs.d_scale.has_value();
+  P.a_scale_mode = modes.a;
+  P.b_scale_mode = modes.b;
+  P.amax = inputs.amax;
   P.bias_type = is_float8(result) ? DType::bf16 : result;
   P.aux_type = is_float8(result) ? DType::bf16 : result;
   P.bgrad_len = epilog == Epilog::BGRADA ? m_item : n;
@@ -320,6 +329,7 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
     s.push_back(P.bgrad_len);
     I.specs.push_back({bgrad_name(epilog), s, P.bias_type});
   }
+  if (P.amax) I.specs.push_back({"amax", {}, DType::f32});
 
   for (const OutputSpec& spec : I.specs) {
     int64_t bytes = 0;
@@ -336,7 +346,10 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
   I.preferences = preferences;
   I.cpu_fallback.reset();
   I.backend.reset();
-  const bool empty = P.m == 0 || P.n == 0 || P.batch == 0;
+  // K = 0 with row-wise or block scales: scales of no blocks, and a result of zeros (run()).
+  const bool structured =
+      P.a_scale_mode != ScaleMode::tensor || P.b_scale_mode != ScaleMode::tensor;
+  const bool empty = P.m == 0 || P.n == 0 || P.batch == 0 || (L0.k_zero && structured);
   if (!empty && I.exec_device.is_cuda()) {
     const MemoryLimit& ml = I.options.memory_limit;
     I.memory_limit =
@@ -445,6 +458,18 @@ detail::MatmulBuffers Matmul::Impl::stage_inputs(Stream s, std::vector<Tensor>& 
     keep.push_back(t);
     return t.data();
   };
+  // Scale tensors keep their memory layout (checked dense): copied as flat arrays when remote.
+  auto on_exec_flat = [&](const TensorView& v) -> const void* {
+    if (!remote) return v.data;
+    const Shape flat{v.numel()};
+    Tensor t = Tensor::empty(flat, v.dtype, s);
+    copy(TensorView{v.data, v.dtype, flat, {1}, v.device}, t.view(), s);
+    keep.push_back(t);
+    return t.data();
+  };
+  if (inputs.a_scale) buf.a_scale = on_exec_flat(*inputs.a_scale);
+  if (inputs.b_scale) buf.b_scale = on_exec_flat(*inputs.b_scale);
+  if (inputs.d_scale) buf.d_scale = on_exec_flat(*inputs.d_scale);
   if (inputs.bias) buf.bias = on_exec(*inputs.bias);
   if (inputs.relu_aux) buf.aux_in = on_exec(*inputs.relu_aux);
   if (inputs.gelu_aux) buf.aux_in = on_exec(*inputs.gelu_aux);
@@ -469,15 +494,22 @@ void Matmul::Impl::run(const MatmulOutputs& out, Stream stream) {
   const MatmulOutputs& local = remote ? remote_out : out;
   const TensorView* bgrad = nullptr;
   const TensorView* aux_out = nullptr;
-  for (const auto& [k, v] : local.aux) (k == "relu_aux" || k == "gelu_aux" ? aux_out : bgrad) = &v;
+  const TensorView* amax = nullptr;
+  for (const auto& [k, v] : local.aux)
+    (k == "amax" ? amax : k == "relu_aux" || k == "gelu_aux" ? aux_out : bgrad) = &v;
+  if (amax) zero(*amax, s);  // cuBLASLt folds into it; nothing was multiplied when no backend runs
 
-  if (!backend) {  // an empty problem: only the bias gradient has elements (sums over nothing)
+  if (!backend) {
+    // An empty problem (only the bias gradient has elements: sums over nothing), or K = 0 with
+    // row-wise or block scales (a result of zeros).
     if (bgrad) zero(*bgrad, s);
+    zero(local.result, s);
   } else {
     detail::MatmulBuffers buf = stage_inputs(s, keep);
     buf.d = local.result.data;
     if (aux_out) buf.aux_out = aux_out->data;
     if (bgrad) buf.bgrad = bgrad->data;
+    if (amax) buf.amax = amax->data;
     backend->execute(buf, s);
   }
   if (remote) {
@@ -577,7 +609,8 @@ AlgorithmInfo Matmul::autotune(int iterations, Stream stream) {
   buf.d = scratch(I.specs[0]);
   for (std::size_t i = 1; i < I.specs.size(); ++i) {
     const std::string& nm = I.specs[i].name;
-    (nm == "relu_aux" || nm == "gelu_aux" ? buf.aux_out : buf.bgrad) = scratch(I.specs[i]);
+    (nm == "amax" ? buf.amax : nm == "relu_aux" || nm == "gelu_aux" ? buf.aux_out : buf.bgrad) =
+        scratch(I.specs[i]);
   }
   return I.backend->autotune(buf, iterations, s, I.options.logger);
 }
@@ -605,7 +638,10 @@ void Matmul::reset_operands(const OperandUpdate& u) {
                                {"c", &u.c},
                                {"bias", &u.epilog_inputs.bias},
                                {"relu_aux", &u.epilog_inputs.relu_aux},
-                               {"gelu_aux", &u.epilog_inputs.gelu_aux}})
+                               {"gelu_aux", &u.epilog_inputs.gelu_aux},
+                               {"a_scale", &u.epilog_inputs.a_scale},
+                               {"b_scale", &u.epilog_inputs.b_scale},
+                               {"d_scale", &u.epilog_inputs.d_scale}})
     if (*v) detail::check_tensor_view("matmul.reset_operands", arg, **v);
   if (u.a) check("a", I.a, *u.a);
   if (u.b) check("b", I.b, *u.b);
@@ -613,12 +649,18 @@ void Matmul::reset_operands(const OperandUpdate& u) {
   check_opt("bias", I.inputs.bias, u.epilog_inputs.bias);
   check_opt("relu_aux", I.inputs.relu_aux, u.epilog_inputs.relu_aux);
   check_opt("gelu_aux", I.inputs.gelu_aux, u.epilog_inputs.gelu_aux);
+  check_opt("a_scale", I.inputs.a_scale, u.epilog_inputs.a_scale);
+  check_opt("b_scale", I.inputs.b_scale, u.epilog_inputs.b_scale);
+  check_opt("d_scale", I.inputs.d_scale, u.epilog_inputs.d_scale);
   if (u.a) I.a.data = u.a->data;
   if (u.b) I.b.data = u.b->data;
   if (u.c) I.c->data = u.c->data;
   if (u.epilog_inputs.bias) I.inputs.bias->data = u.epilog_inputs.bias->data;
   if (u.epilog_inputs.relu_aux) I.inputs.relu_aux->data = u.epilog_inputs.relu_aux->data;
   if (u.epilog_inputs.gelu_aux) I.inputs.gelu_aux->data = u.epilog_inputs.gelu_aux->data;
+  if (u.epilog_inputs.a_scale) I.inputs.a_scale->data = u.epilog_inputs.a_scale->data;
+  if (u.epilog_inputs.b_scale) I.inputs.b_scale->data = u.epilog_inputs.b_scale->data;
+  if (u.epilog_inputs.d_scale) I.inputs.d_scale->data = u.epilog_inputs.d_scale->data;
   I.cpu_fallback.reset();
 }
 
@@ -661,6 +703,9 @@ void rebind(Matmul::Impl& I, const TensorView& a, const TensorView& b,
   if (inputs.bias) I.inputs.bias->data = inputs.bias->data;
   if (inputs.relu_aux) I.inputs.relu_aux->data = inputs.relu_aux->data;
   if (inputs.gelu_aux) I.inputs.gelu_aux->data = inputs.gelu_aux->data;
+  if (inputs.a_scale) I.inputs.a_scale->data = inputs.a_scale->data;
+  if (inputs.b_scale) I.inputs.b_scale->data = inputs.b_scale->data;
+  if (inputs.d_scale) I.inputs.d_scale->data = inputs.d_scale->data;
   I.options.logger = logger;
   I.cpu_fallback.reset();
 }

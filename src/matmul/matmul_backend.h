@@ -32,6 +32,12 @@ struct MatmulProblem {
   Epilog epilog = Epilog::DEFAULT;
   QuantizationScales scales{};
   bool fp8 = false;
+  // fp8 scales given as device tensors (MatmulBuffers::a_scale, ...) rather than the numbers in
+  // `scales`, how a's and b's apply (ScaleMode, never automatic here), and whether "amax" is
+  // written.
+  bool a_scale_tensor = false, b_scale_tensor = false, d_scale_tensor = false;
+  ScaleMode a_scale_mode = ScaleMode::tensor, b_scale_mode = ScaleMode::tensor;
+  bool amax = false;
   // Byte alignment of the A, B and C pointers (at most 256) the plan may assume; D and the
   // epilogue buffers are 256-byte aligned (checked by the front).
   int align_a = 256, align_b = 256, align_c = 256;
@@ -58,6 +64,10 @@ struct MatmulBuffers {
   const void* aux_in = nullptr;  // DRELU*/DGELU* read the forward aux here
   void* aux_out = nullptr;       // *_AUX* write it here
   void* bgrad = nullptr;         // *_BGRAD, BGRADA, BGRADB write the bias gradient here
+  const void* a_scale = nullptr;  // fp8 scale tensors (MatmulProblem::*_scale_tensor)
+  const void* b_scale = nullptr;
+  const void* d_scale = nullptr;
+  void* amax = nullptr;           // one float32, zeroed by the front before the call
 };
 
 // Epilogue properties.

@@ -18,7 +18,8 @@ class NumpyPackage(Package):
 
     def export(self, x: Any) -> Any:
         dt = x.dtype
-        if dt.kind == "V" and dt.name in ML_NAMES:
+        # ml_dtypes' kinds: "V" for bfloat16 and float8_e4m3fn, "f" for float8_e5m2.
+        if dt.kind in "Vf" and dt.name in ML_NAMES:
             return (x.view(UINT_VIEW[dt.itemsize * 8]), dt.name)
         return x
 

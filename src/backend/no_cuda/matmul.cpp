@@ -2,11 +2,16 @@
 #include <gpula/error.h>
 
 #include "matmul/matmul_backend.h"
+#include "matmul/quantize_backend.h"
 
 namespace gpula::detail::cuda {
 
 std::unique_ptr<MatmulBackendPlan> make_matmul_plan(const MatmulProblem&, const PlanPreferences&,
                                                     int64_t, const LogSink&) {
+  throw NotCompiled("cuda");
+}
+
+void quantize_fp8(const QuantizeProblem&, const void*, void*, float*, Stream) {
   throw NotCompiled("cuda");
 }
 

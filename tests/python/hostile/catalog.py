@@ -8,6 +8,7 @@ import functools
 import numpy as np
 
 from . import (
+    catalog_fp8,
     catalog_krylov,
     catalog_linalg,
     catalog_matmul,
@@ -31,7 +32,7 @@ def entries() -> tuple[Entry, ...]:
     return (*catalog_matmul.entries(), *catalog_linalg.entries(), *catalog_optim.entries(),
             *catalog_sparse.entries(),
             *catalog_krylov.entries(), *catalog_misc.entries(), *catalog_threads.entries(),
-            *catalog_torch.entries(), *catalog_torch_optim.entries())
+            *catalog_torch.entries(), *catalog_torch_optim.entries(), *catalog_fp8.entries())
 
 
 def array_args(e: Entry) -> list[Arg]:

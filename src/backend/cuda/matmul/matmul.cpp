@@ -59,6 +59,18 @@ cublasLtEpilogue_t epilogue(Epilog e) {
   return CUBLASLT_EPILOGUE_DEFAULT;
 }
 
+#if CUBLAS_VERSION >= 120900
+// Row-wise and block scale modes came with cuBLAS 12.9 (sm_90).
+cublasLtMatmulMatrixScale_t scale_mode(ScaleMode m) {
+  switch (m) {
+    case ScaleMode::row: return CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    case ScaleMode::block128: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    case ScaleMode::block128x128: return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    default: return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+  }
+}
+#endif
+
 // Host scalars in the scale type.
 struct Scalar {
   alignas(16) unsigned char bytes[16] = {};
@@ -198,11 +210,28 @@ class CublasLtPlan final : public MatmulBackendPlan {
       GPULA_CHECK(kOp, cudaMalloc(&scales_, sizeof scales));
       GPULA_CHECK(kOp, cudaMemcpy(scales_, scales.data(), sizeof scales, cudaMemcpyHostToDevice));
       const float* s = static_cast<const float*>(scales_);
-      set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(s));
-      set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(s + kStride));
+      // Scale tensors are bound per call (run()); until then an aligned placeholder, which the
+      // heuristic reads for alignment only.
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+               p.b_scale_tensor ? placeholder : static_cast<const void*>(s));
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+               p.a_scale_tensor ? placeholder : static_cast<const void*>(s + kStride));
       if (is_float8(p.d.dtype))
         set_desc(desc_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER,
-                 static_cast<const void*>(s + 2 * kStride));
+                 p.d_scale_tensor ? placeholder : static_cast<const void*>(s + 2 * kStride));
+      if (p.a_scale_mode != ScaleMode::tensor || p.b_scale_mode != ScaleMode::tensor) {
+#if CUBLAS_VERSION >= 120900
+        // cuBLAS's A is our B: its scale mode is b's (and the layouts of ScaleMode are the ones
+        // cuBLASLt reads for its A = our B^T stored K-major, and its B = our A).
+        const int32_t ma = scale_mode(p.b_scale_mode), mb = scale_mode(p.a_scale_mode);
+        set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, ma);
+        set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mb);
+#else
+        throw_error<NotSupported>(kOp, "row-wise and block fp8 scales need cuBLAS 12.9 or newer "
+                                  "(this build has ", CUBLAS_VERSION, ")");
+#endif
+      }
+      if (p.amax) set_desc(desc_, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, placeholder);
     }
     alpha_ = Scalar::of(p.alpha, p.scale_type);
     beta_ = Scalar::of(p.beta, p.scale_type);
@@ -384,6 +413,12 @@ class CublasLtPlan final : public MatmulBackendPlan {
       set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
                static_cast<const void*>(buf.aux_out));
     if (epilog_reads_aux(e)) set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, buf.aux_in);
+    // cuBLAS's A is our B (see the file comment).
+    if (p_.b_scale_tensor) set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, buf.b_scale);
+    if (p_.a_scale_tensor) set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, buf.a_scale);
+    if (p_.d_scale_tensor) set_desc(desc_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, buf.d_scale);
+    if (p_.amax)
+      set_desc(desc_, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, static_cast<const void*>(buf.amax));
     const cublasLtMatmulHeuristicResult_t& r = algos_[i];
     // Without C, fp8 kernels take no in-place C: pass none (beta is zero, C is never read).
     const void* c = p_.has_c ? buf.c : (p_.fp8 ? nullptr : buf.d);
@@ -400,7 +435,9 @@ class CublasLtPlan final : public MatmulBackendPlan {
     bool operator==(const GraphKey& o) const {
       return buf.a == o.buf.a && buf.b == o.buf.b && buf.c == o.buf.c && buf.d == o.buf.d &&
              buf.bias == o.buf.bias && buf.aux_in == o.buf.aux_in &&
-             buf.aux_out == o.buf.aux_out && buf.bgrad == o.buf.bgrad && stream == o.stream &&
+             buf.aux_out == o.buf.aux_out && buf.bgrad == o.buf.bgrad &&
+             buf.a_scale == o.buf.a_scale && buf.b_scale == o.buf.b_scale &&
+             buf.d_scale == o.buf.d_scale && buf.amax == o.buf.amax && stream == o.stream &&
              algo == o.algo && workspace == o.workspace;
     }
   };
