@@ -31,6 +31,7 @@ from ._gpula import (
     matmul_cache_size,
 )
 from ._log import set_log_level
+from ._grouped_matmul import GroupedMatmul, grouped_matmul
 from ._matmul import Matmul, matmul
 from ._options import MatmulOptions
 from .errors import *  # noqa: F403  (the exception classes, also at the top level)
@@ -61,6 +62,8 @@ def devices() -> dict[str, Any]:
 
 
 __all__ = [
+    "GroupedMatmul",
+    "grouped_matmul",
     "Matmul",
     "matmul",
     "MatmulOptions",
