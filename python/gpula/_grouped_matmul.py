@@ -12,6 +12,7 @@ import numpy as np
 from . import _gpula, _interop, _log, _options
 from ._gpula import DTypeError, Epilog, InvalidArgument
 from ._matmul import _scales
+from .linalg._grouped import named_errors
 from .linalg._operands import out_of_memory
 
 _OP = "grouped_matmul"
@@ -184,7 +185,8 @@ class GroupedMatmul:
         self._planned = False
         self._list = _is_list(a)
         if self._list != _is_list(b):
-            raise InvalidArgument(f"[{_OP}] a and b must both be arrays or both be lists")
+            which = "a is a list, b is not" if self._list else "b is a list, a is not"
+            raise InvalidArgument(f"[{_OP}] a and b must both be arrays or both be lists: {which}")
         if self._list and offsets is not None:
             raise InvalidArgument(f"[{_OP}] offsets apply to the (T, K) x (E, K, N) form, not to lists")
         if self._list and not a:
@@ -200,11 +202,13 @@ class GroupedMatmul:
         if stream is not None:
             _interop.stream_handle(stream, _OP)  # checked now rather than at the first execute
         _log.sync_level()
+        with named_errors(_OP, "options"):
+            native = _options.native(options)
         self._g = _gpula.GroupedMatmul(
             ea,
             eb,
             eo,
-            _options.native(options),
+            native,
             _algo(grouped_algo),
             _scales(quantization_scales),
         )

@@ -45,7 +45,8 @@ std::optional<TensorView> opt_view(nb::handle h, const char* arg) {
   return to_view(h, kOp, arg);
 }
 
-bool is_list(nb::handle h) { return nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h); }
+// The Python layer passes lists of operands as lists (an exported operand may be a tuple).
+bool is_list(nb::handle h) { return nb::isinstance<nb::list>(h); }
 
 GroupedEpilogInputs bias_inputs(nb::handle bias) {
   GroupedEpilogInputs in;

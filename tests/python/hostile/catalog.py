@@ -8,6 +8,7 @@ import functools
 import numpy as np
 
 from . import (
+    catalog_grouped,
     catalog_krylov,
     catalog_linalg,
     catalog_matmul,
@@ -28,7 +29,7 @@ ALL = {"torch": {"mat": "torch", "vec": "torch", "sparse": "torch_csr"},
 
 @functools.cache
 def entries() -> tuple[Entry, ...]:
-    return (*catalog_matmul.entries(), *catalog_linalg.entries(), *catalog_optim.entries(),
+    return (*catalog_matmul.entries(), *catalog_grouped.entries(), *catalog_linalg.entries(), *catalog_optim.entries(),
             *catalog_sparse.entries(),
             *catalog_krylov.entries(), *catalog_misc.entries(), *catalog_threads.entries(),
             *catalog_torch.entries(), *catalog_torch_optim.entries())
