@@ -356,6 +356,7 @@ OTHER_BENCHES = {
     "sparse_direct": ("bench_sparse_direct.py", ["--m", "1000", "--no-umfpack"], ["--m", "300"], 240),
     "sparse_iterative": ("bench_sparse_iterative.py", ["--gpu-only"], ["--quick"], 200),
     "torch": ("bench_torch.py", [], ["--quick"], 300),
+    "grouped": ("bench_grouped.py", [], ["--quick"], 300),
 }
 
 
