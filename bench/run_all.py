@@ -357,6 +357,7 @@ OTHER_BENCHES = {
     "sparse_iterative": ("bench_sparse_iterative.py", ["--gpu-only"], ["--quick"], 200),
     "torch": ("bench_torch.py", [], ["--quick"], 300),
     "fp8": ("bench_fp8.py", [], ["--quick"], 300),
+    "grouped": ("bench_grouped.py", [], ["--quick"], 300),
 }
 
 

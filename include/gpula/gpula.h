@@ -5,6 +5,7 @@
 #include <gpula/dtype.h>
 #include <gpula/distributed.h>
 #include <gpula/error.h>
+#include <gpula/grouped_matmul.h>
 #include <gpula/linalg.h>
 #include <gpula/log.h>
 #include <gpula/matmul.h>

@@ -31,6 +31,7 @@ from ._gpula import (
     matmul_cache_size,
 )
 from ._log import set_log_level
+from ._grouped_matmul import GroupedMatmul, grouped_matmul
 from ._matmul import Matmul, matmul
 from ._options import MatmulOptions
 from ._quantize import quantize_fp8
@@ -62,6 +63,8 @@ def devices() -> dict[str, Any]:
 
 
 __all__ = [
+    "GroupedMatmul",
+    "grouped_matmul",
     "Matmul",
     "matmul",
     "MatmulOptions",

@@ -15,6 +15,7 @@ void init_errors(nb::module_& m);
 void init_log(nb::module_& m);
 void init_tensor(nb::module_& m);
 void init_matmul(nb::module_& m);
+void init_grouped_matmul(nb::module_& m);
 
 /// A view of an operand as the Python layer hands it over: any object with DLPack or the buffer
 /// protocol, or a tuple (array, "dtype name") that reinterprets the array's elements (NumPy

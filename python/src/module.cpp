@@ -15,6 +15,7 @@ NB_MODULE(_gpula, m) {
   init_log(m);
   init_tensor(m);
   init_matmul(m);
+  init_grouped_matmul(m);
   init_linalg(m);
   init_sparse(m);
   init_distributed(m);

@@ -38,9 +38,10 @@ struct MatmulProblem {
   bool a_scale_tensor = false, b_scale_tensor = false, d_scale_tensor = false;
   ScaleMode a_scale_mode = ScaleMode::tensor, b_scale_mode = ScaleMode::tensor;
   bool amax = false;
-  // Byte alignment of the A, B and C pointers (at most 256) the plan may assume; D and the
-  // epilogue buffers are 256-byte aligned (checked by the front).
-  int align_a = 256, align_b = 256, align_c = 256;
+  // Byte alignment of the A, B, C and D pointers (at most 256) the plan may assume; Matmul's D
+  // and the epilogue buffers are 256-byte aligned (checked by the front); GroupedMatmul's
+  // per-group D rows may be less.
+  int align_a = 256, align_b = 256, align_c = 256, align_d = 256;
 
   // Epilogue data layouts (all row-major over the batch):
   //   bias (input):  length n, dtype bias_type, shared by all batch items

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import (
     catalog_fp8,
+    catalog_grouped,
     catalog_krylov,
     catalog_linalg,
     catalog_matmul,
@@ -29,8 +30,8 @@ ALL = {"torch": {"mat": "torch", "vec": "torch", "sparse": "torch_csr"},
 
 @functools.cache
 def entries() -> tuple[Entry, ...]:
-    return (*catalog_matmul.entries(), *catalog_linalg.entries(), *catalog_optim.entries(),
-            *catalog_sparse.entries(),
+    return (*catalog_matmul.entries(), *catalog_grouped.entries(), *catalog_linalg.entries(),
+            *catalog_optim.entries(), *catalog_sparse.entries(),
             *catalog_krylov.entries(), *catalog_misc.entries(), *catalog_threads.entries(),
             *catalog_torch.entries(), *catalog_torch_optim.entries(), *catalog_fp8.entries())
 

@@ -244,7 +244,8 @@ class CublasLtPlan final : public MatmulBackendPlan {
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
     // cuBLAS's A is our B (see the file comment).
     const uint32_t aligns[4] = {static_cast<uint32_t>(p.align_b), static_cast<uint32_t>(p.align_a),
-                                static_cast<uint32_t>(p.align_c), 256u};
+                                static_cast<uint32_t>(p.align_c),
+                                static_cast<uint32_t>(p.align_d)};
     const cublasLtMatmulPreferenceAttributes_t align_attrs[4] = {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};

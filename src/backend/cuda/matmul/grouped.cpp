@@ -1,0 +1,147 @@
+// Grouped matmul on a GPU. Two paths:
+//  - grouped_gemm: one cublasGemmGroupedBatchedEx_64 call for all groups (DEFAULT epilogue;
+//    bf16, f16, f32 with COMPUTE_32F). This toolkit's cuBLASLt (13.1) has no grouped matrix
+//    layouts, so cuBLAS's grouped GEMM is the grouped kernel there is.
+//  - per_group: one cuBLASLt matmul per group through the matmul plans (grouped_per_group.h),
+//    for the bias/activation epilogues and float8.
+// As in matmul.cpp, numpy's row-major D = A @ B is cuBLAS's column-major D^T = B^T A^T.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/base/check.h"
+#include "backend/cuda/base/context.h"
+#include "backend/cuda/base/types.h"
+#include "core/format.h"
+#include "matmul/grouped_per_group.h"
+
+namespace gpula::detail::cuda {
+namespace {
+
+constexpr const char* kOp = "grouped_matmul";
+
+// Why grouped_gemm cannot run the problem, or "" when it can.
+std::string grouped_gemm_refusal(const GroupedProblem& p) {
+  if (p.epilog != Epilog::DEFAULT)
+    return cat("it has no epilogues (epilog ", name(p.epilog), ")");
+  if (p.a_type != DType::bf16 && p.a_type != DType::f16 && p.a_type != DType::f32)
+    return cat("it takes bfloat16, float16 and float32 operands, not ", name(p.a_type));
+  if (p.b_type != p.a_type || p.d_type != p.a_type)
+    return cat("it needs one dtype for a, b and the result (", name(p.a_type), ", ",
+               name(p.b_type), " -> ", name(p.d_type), ")");
+  const bool tf32 = p.a_type == DType::f32 && p.compute == ComputeType::COMPUTE_32F_FAST_TF32;
+  if (p.compute != ComputeType::COMPUTE_32F && !tf32)
+    return cat("it does not take compute_type ", name(p.compute), " with ", name(p.a_type));
+  return "";
+}
+
+cublasComputeType_t grouped_compute(ComputeType c) {
+  return c == ComputeType::COMPUTE_32F_FAST_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                 : CUBLAS_COMPUTE_32F;
+}
+
+class GroupedGemmPlan final : public GroupedBackendPlan {
+ public:
+  explicit GroupedGemmPlan(const GroupedProblem& p) : p_(p), device_(p.device.index) {
+    context(device_);  // makes the device current
+    GPULA_CHECK(kOp, cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
+  }
+  ~GroupedGemmPlan() override {
+    if (copied_) {
+      GPULA_CHECK_NOTHROW(cudaEventSynchronize(copied_));
+      GPULA_CHECK_NOTHROW(cudaEventDestroy(copied_));
+    }
+    if (pinned_) GPULA_CHECK_NOTHROW(cudaFreeHost(pinned_));
+  }
+  GroupedGemmPlan(const GroupedGemmPlan&) = delete;
+  GroupedGemmPlan& operator=(const GroupedGemmPlan&) = delete;
+
+  GroupedAlgo algo() const override { return GroupedAlgo::grouped_gemm; }
+
+  void execute(const std::vector<GroupedItem>& items, Stream stream) override {
+    auto s = static_cast<cudaStream_t>(stream.handle);
+    const std::size_t count = items.size();
+    if (count == 0) return;
+    Context& ctx = context(device_);
+    // Host arrays, one entry per group, each group one product.
+    ta_.resize(count);
+    tb_.resize(count);
+    m_.resize(count);
+    n_.resize(count);
+    k_.resize(count);
+    lda_.resize(count);
+    ldb_.resize(count);
+    ldc_.resize(count);
+    size_.assign(count, 1);
+    alpha_.assign(count, 1.0f);
+    beta_.assign(count, 0.0f);
+    // The device arrays of pointers go through pinned staging in one copy: cuBLAS's A (our B)
+    // pointers, then cuBLAS's B (our A), then C (our D). The previous call's copy out of the
+    // staging must be done before it is rewritten.
+    const std::size_t bytes = 3 * count * sizeof(void*);
+    GPULA_CHECK(kOp, cudaEventSynchronize(copied_));
+    if (pinned_bytes_ < bytes) {
+      if (pinned_) GPULA_CHECK(kOp, cudaFreeHost(pinned_));
+      pinned_ = nullptr;
+      pinned_bytes_ = 0;
+      GPULA_CHECK(kOp, cudaMallocHost(&pinned_, bytes));
+      pinned_bytes_ = bytes;
+    }
+    auto* ptrs = static_cast<const void**>(pinned_);
+    for (std::size_t i = 0; i < count; ++i) {
+      const GroupedItem& it = items[i];
+      ta_[i] = it.b.col_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+      tb_[i] = it.a.col_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+      m_[i] = it.n;
+      n_[i] = it.m;
+      k_[i] = it.k;
+      lda_[i] = it.b.ld;
+      ldb_[i] = it.a.ld;
+      ldc_[i] = it.n;
+      ptrs[i] = it.pb;
+      ptrs[count + i] = it.pa;
+      ptrs[2 * count + i] = it.pd;
+    }
+    Tensor dev = Tensor::empty({static_cast<int64_t>(3 * count)}, DType::i64, stream);
+    GPULA_CHECK(kOp, cudaMemcpyAsync(dev.data(), pinned_, bytes, cudaMemcpyHostToDevice, s));
+    GPULA_CHECK(kOp, cudaEventRecord(copied_, s));
+    auto* dptrs = static_cast<void**>(dev.data());
+    cublasHandle_t h = ctx.cublas(s);
+    GPULA_CHECK(kOp, cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+    const cudaDataType_t ab = data_type(p_.a_type, kOp), c = data_type(p_.d_type, kOp);
+    GPULA_CHECK(kOp, cublasGemmGroupedBatchedEx_64(
+                         h, ta_.data(), tb_.data(), m_.data(), n_.data(), k_.data(),
+                         alpha_.data(), const_cast<const void* const*>(dptrs), ab, lda_.data(),
+                         const_cast<const void* const*>(dptrs + count), ab, ldb_.data(),
+                         beta_.data(), dptrs + 2 * count, c, ldc_.data(),
+                         static_cast<int64_t>(count), size_.data(), grouped_compute(p_.compute)));
+    // `dev` returns to the stream-ordered pool after the GEMM that reads it.
+  }
+
+ private:
+  GroupedProblem p_;
+  int device_;
+  cudaEvent_t copied_ = nullptr;
+  void* pinned_ = nullptr;
+  std::size_t pinned_bytes_ = 0;
+  std::vector<cublasOperation_t> ta_, tb_;
+  std::vector<int64_t> m_, n_, k_, lda_, ldb_, ldc_, size_;
+  std::vector<float> alpha_, beta_;
+};
+
+}  // namespace
+
+std::unique_ptr<GroupedBackendPlan> make_grouped_plan(const GroupedProblem& p, GroupedAlgo algo,
+                                                      int64_t workspace_limit,
+                                                      const LogSink& logger) {
+  const std::string why = grouped_gemm_refusal(p);
+  if (algo == GroupedAlgo::grouped_gemm && !why.empty())
+    throw_error<NotSupported>(kOp, "grouped_algo 'grouped_gemm' does not apply: ", why,
+                              "; use 'per_group' or 'auto'");
+  if (algo != GroupedAlgo::per_group && why.empty()) return std::make_unique<GroupedGemmPlan>(p);
+  return std::make_unique<PerGroupPlan>(p, [workspace_limit, logger](const MatmulProblem& mp) {
+    return make_matmul_plan(mp, PlanPreferences{1}, workspace_limit, logger);
+  });
+}
+
+}  // namespace gpula::detail::cuda
