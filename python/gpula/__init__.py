@@ -27,12 +27,11 @@ from ._gpula import (
     ComputeType,
     Epilog,
     __version__,
-    matmul_cache_clear,
     matmul_cache_size,
 )
 from ._log import set_log_level
 from ._grouped_matmul import GroupedMatmul, grouped_matmul
-from ._matmul import Matmul, matmul
+from ._matmul import Matmul, matmul, matmul_cache_clear
 from ._options import MatmulOptions
 from ._quantize import quantize_fp8
 from .errors import *  # noqa: F403  (the exception classes, also at the top level)

@@ -129,6 +129,70 @@ def _out_of_memory(specs: list[tuple], e: BaseException) -> OutOfMemory:
     return OutOfMemory(f"[matmul] could not allocate the outputs ({shapes}): {e}")
 
 
+class _FastPlans(threading.local):
+    """This thread's executors of gl.matmul's fast path, keyed by the operands' layouts (the
+    package's fast_key), alpha, the epilogue and the options: a repeated call of one layout skips
+    the export of its operands, the binding's key and output specs, and goes straight to
+    allocating its result and rebinding the cached plan's operand addresses. Holds at most
+    _FAST_CAPACITY plans (the C++ cache's size), emptied by gl.matmul_cache_clear()."""
+
+    def __init__(self) -> None:
+        self.plans: dict[Any, Callable] = {}
+
+
+_fast = _FastPlans()
+_FAST_CAPACITY = 64
+_REAL_TYPES = (float, int)
+_OPTION_FIELDS = tuple(f for f in _options.FIELDS if f != "logger")
+
+
+def _fast_key(
+    pkg: Any, a: Any, b: Any, alpha: Any, epilog: Any, epilog_inputs: Any, options: Any
+) -> tuple[Any, int, int, int] | None:
+    """(key, address of a, of b, of the bias or 0) for the fast path, or None: it takes operands
+    of one package that has a fast_key, at most a bias among the epilogue inputs, and options
+    that are None or a MatmulOptions without a logger (compared by value)."""
+    if type(b) is not type(a) or (epilog is not None and type(epilog) not in (Epilog, str)):
+        return None
+    ka = pkg.fast_key(a)
+    kb = None if ka is None else pkg.fast_key(b)
+    if kb is None:
+        return None
+    kbias, pbias = None, 0
+    if epilog_inputs is not None:
+        bias = epilog_inputs.get("bias") if type(epilog_inputs) is dict else None
+        if bias is None or len(epilog_inputs) != 1 or type(bias) is not type(a):
+            return None
+        fb = pkg.fast_key(bias)
+        if fb is None:
+            return None
+        kbias, pbias = fb
+    okey = None
+    if options is not None:
+        if type(options) is not _options.MatmulOptions or options.logger is not None:
+            return None
+        okey = tuple(getattr(options, f) for f in _OPTION_FIELDS)
+        if any(type(v) not in _HASHABLE_OPTION_TYPES for v in okey):
+            return None
+    return (ka[0], kb[0], kbias, alpha, epilog, okey), ka[1], kb[1], pbias
+
+
+_HASHABLE_OPTION_TYPES = (type(None), str, int, float, bool, _gpula.ComputeType)
+
+
+def matmul_cache_clear() -> None:
+    """Empties the calling thread's matmul plan cache (the C++ cache and gl.matmul's fast path).
+
+    Example:
+        >>> import gpula as gl
+        >>> gl.matmul_cache_clear()
+        >>> gl.matmul_cache_size()
+        0
+    """
+    _fast.plans.clear()
+    _gpula.matmul_cache_clear()
+
+
 def matmul(
     a: Any,
     b: Any,
@@ -205,20 +269,41 @@ def matmul(
     """
     pkg = _package_of(a, _OP, "a")
     _sync_log()
+    fast = None
+    if (
+        c is None and beta is None and stream is None and quantization_scales is None
+        and scale_mode is None and amax is False and type(alpha) in _REAL_TYPES
+    ):
+        fast = _fast_key(pkg, a, b, alpha, epilog, epilog_inputs, options)
+        if fast is not None:
+            run = _fast.plans.get(fast[0])
+            if run is not None:
+                return run(None, fast[1], fast[2], fast[3])
     if type(alpha) not in _SCALAR_TYPES or beta is not None and type(beta) not in _SCALAR_TYPES:
         alpha, beta = _scalar("alpha", alpha), _scalar("beta", beta)
+    # The exported operands (a torch conjugate view's resolved copy, for one) stay referenced
+    # until the plan has run: the plan reads their memory.
+    ea, eb = pkg.export(a), _export(b, _OP, "b")
+    ec = None if c is None else _export(c, _OP, "c")
+    inputs = _with_fp8(_inputs(epilog_inputs), scale_mode, amax)
     h, specs, generation = _cached_matmul(
-        pkg.export(a),
-        _export(b, _OP, "b"),
-        None if c is None else _export(c, _OP, "c"),
+        ea,
+        eb,
+        ec,
         alpha,
         beta,
         _epilog(epilog),
-        _with_fp8(_inputs(epilog_inputs), scale_mode, amax),
+        inputs,
         _native(options),
         _DEFAULT_SCALES if quantization_scales is None else _scales(quantization_scales),
     )
     device = pkg.device_of(a)
+    if fast is not None:
+        plans = _fast.plans
+        if len(plans) >= _FAST_CAPACITY:
+            plans.clear()
+        run = plans[fast[0]] = _make_executor(h.execute_operands, specs, generation, pkg, device, None)
+        return run(None, fast[1], fast[2], fast[3])
     try:
         outs = [pkg.empty(shape, dtype, device, _OP) for _, shape, dtype in specs]
     except MemoryError as e:
@@ -235,7 +320,9 @@ def matmul(
 def _make_executor(
     run: Callable, specs: list[tuple], generation: int, pkg: Any, device: Any, default_stream: Any
 ) -> Callable[[Any], Result]:
-    """A closure for Matmul.execute with everything but the stream decided in advance.
+    """A closure ``execute(stream, *pointers)`` with everything but the stream (and, for the
+    function form's fast path, the operands' addresses: ``run(*pointers, outputs, stream,
+    generation)``) decided in advance.
 
     Every call allocates fresh outputs: results belong to the caller, and concurrent calls from
     several threads each get their own.
@@ -256,34 +343,37 @@ def _make_executor(
         alloc = allocs[0]
         if address is None:
 
-            def execute(stream: Any) -> Any:
+            def execute(stream: Any, *ptrs: int) -> Any:
                 try:
                     r = alloc()
                 except MemoryError as e:
                     raise _out_of_memory(specs, e) from e
-                run((r,), current() if stream is None else resolve(stream), generation)
+                run(*ptrs, (r,), current() if stream is None else resolve(stream), generation)
                 return r
 
         else:
 
-            def execute(stream: Any) -> Any:
+            def execute(stream: Any, *ptrs: int) -> Any:
                 try:
                     r = alloc()
                 except MemoryError as e:
                     raise _out_of_memory(specs, e) from e
-                run((address(r),), current() if stream is None else resolve(stream), generation)
+                run(
+                    *ptrs, (address(r),), current() if stream is None else resolve(stream), generation
+                )
                 return r
 
         return execute
 
     names = tuple(name for name, _, _ in specs[1:])
 
-    def execute_aux(stream: Any) -> Result:
+    def execute_aux(stream: Any, *ptrs: int) -> Result:
         try:
             outs = [f() for f in allocs]
         except MemoryError as e:
             raise _out_of_memory(specs, e) from e
         run(
+            *ptrs,
             outs if address is None else [address(o) for o in outs],
             current() if stream is None else resolve(stream),
             generation,

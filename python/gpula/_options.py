@@ -53,7 +53,7 @@ class MatmulOptions:
     logger: logging.Logger | None = None
 
 
-_FIELDS = tuple(f.name for f in dataclasses.fields(MatmulOptions))
+FIELDS = tuple(f.name for f in dataclasses.fields(MatmulOptions))
 _DEFAULT_NATIVE = _gpula.NativeMatmulOptions()
 
 
@@ -138,9 +138,9 @@ def from_any(options: Any) -> MatmulOptions:
         return options
     if isinstance(options, dict):
         for key in options:
-            if key not in _FIELDS:
+            if key not in FIELDS:
                 raise InvalidArgument(
-                    f"[matmul] unknown option '{key}'; MatmulOptions has {', '.join(_FIELDS)}"
+                    f"[matmul] unknown option '{key}'; MatmulOptions has {', '.join(FIELDS)}"
                 )
         return MatmulOptions(**options)
     raise DTypeError(

@@ -40,6 +40,9 @@ struct PyMatmul {
   std::vector<OutputSpec> planned;  // what `outs` was made for
   MatmulOutputs outs;
   std::vector<TensorView*> slots;  // spec order: result, then aux outputs
+  // The operands a cached_matmul() handle was made for: execute_operands() rebinds their data
+  // pointers (gpula.matmul's fast path for repeated calls of one layout).
+  std::optional<TensorView> a, b, bias;
 
   PyMatmul(std::shared_ptr<Matmul> m, Device d) : mm(std::move(m)), data_device(d) {}
   PyMatmul(const PyMatmul&) = delete;
@@ -168,6 +171,35 @@ nb::list specs_list(const std::vector<OutputSpec>& specs) {
   for (const OutputSpec& s : specs)
     out.append(nb::make_tuple(s.name, shape_tuple(s.shape), std::string(name(s.dtype))));
   return out;
+}
+
+// The addresses of execute_into()'s / execute_operands()'s outputs, taken with the GIL held.
+struct OutputAddresses {
+  std::array<void*, kMaxOutputs> data{};
+  std::size_t n = 0;
+};
+
+OutputAddresses output_addresses(nb::handle outputs) {
+  OutputAddresses o;
+  o.n = nb::len(outputs);
+  if (o.n > kMaxOutputs)
+    throw InvalidArgument("[matmul] execute: at most " + std::to_string(kMaxOutputs) +
+                          " outputs, got " + std::to_string(o.n));
+  for (std::size_t i = 0; i < o.n; ++i) o.data[i] = address_of(outputs[i], i);
+  return o;
+}
+
+// Binds the outputs and runs, with `self.mu` held and without the GIL.
+void run_into(PyMatmul& self, const OutputAddresses& o, Stream s, uint64_t generation) {
+  if (generation != self.generation)
+    throw InvalidArgument(
+        "[matmul] execute: the plan changed (plan() was called again, perhaps from "
+        "another thread) after this call's outputs were allocated; call execute() again");
+  if (o.n != self.slots.size())
+    throw InvalidArgument("[matmul] execute expects " + std::to_string(self.slots.size()) +
+                          " outputs (one per output spec), got " + std::to_string(o.n));
+  for (std::size_t i = 0; i < o.n; ++i) self.slots[i]->data = o.data[i];
+  self.mm->execute(self.outs, s);
 }
 
 Stream stream_for(const Matmul& mm, uintptr_t handle) {
@@ -310,30 +342,42 @@ void init_matmul(nb::module_& m) {
       .def(
           "execute_into",
           [](PyMatmul& self, nb::handle outputs, uintptr_t stream, uint64_t generation) {
-            const std::size_t n = nb::len(outputs);
-            if (n > kMaxOutputs)
-              throw InvalidArgument("[matmul] execute: at most " + std::to_string(kMaxOutputs) +
-                                    " outputs, got " + std::to_string(n));
-            std::array<void*, kMaxOutputs> data{};
-            for (std::size_t i = 0; i < n; ++i) data[i] = address_of(outputs[i], i);
+            const OutputAddresses o = output_addresses(outputs);
             const Stream s = stream_for(*self.mm, stream);
             nb::gil_scoped_release release;
             std::lock_guard lock(self.mu);
-            if (generation != self.generation)
-              throw InvalidArgument(
-                  "[matmul] execute: the plan changed (plan() was called again, perhaps from "
-                  "another thread) after this call's outputs were allocated; call execute() again");
-            if (n != self.slots.size())
-              throw InvalidArgument("[matmul] execute expects " +
-                                    std::to_string(self.slots.size()) +
-                                    " outputs (one per output spec), got " + std::to_string(n));
-            for (std::size_t i = 0; i < n; ++i) self.slots[i]->data = data[i];
-            self.mm->execute(self.outs, s);
+            run_into(self, o, s, generation);
           },
           nb::arg("outputs"), nb::arg("stream"), nb::arg("generation"),
           "Runs into contiguous outputs on the data's device, given in output_specs() order as "
           "int addresses or writable buffers, allocated for the plan `generation` (from plan() "
           "or cached_matmul()); `stream` is a cudaStream_t as an int.")
+      .def(
+          "execute_operands",
+          [](PyMatmul& self, uintptr_t a, uintptr_t b, uintptr_t bias, nb::handle outputs,
+             uintptr_t stream, uint64_t generation) {
+            if (!self.a || !self.b)
+              throw InvalidArgument("[matmul] execute_operands: only for cached_matmul() handles");
+            const OutputAddresses o = output_addresses(outputs);
+            const Stream s = stream_for(*self.mm, stream);
+            nb::gil_scoped_release release;
+            std::lock_guard lock(self.mu);
+            OperandUpdate u;
+            u.a = self.a;
+            u.a->data = reinterpret_cast<void*>(a);
+            u.b = self.b;
+            u.b->data = reinterpret_cast<void*>(b);
+            if (self.bias) {
+              u.epilog_inputs.bias = self.bias;
+              u.epilog_inputs.bias->data = reinterpret_cast<void*>(bias);
+            }
+            self.mm->reset_operands(u);  // checks layouts and alignment against the plan's
+            run_into(self, o, s, generation);
+          },
+          nb::arg("a"), nb::arg("b"), nb::arg("bias"), nb::arg("outputs"), nb::arg("stream"),
+          nb::arg("generation"),
+          "execute_into() with the data of a, b (and the bias) at these addresses: operands of "
+          "the layouts this cached_matmul() handle was made for.")
       .def(
           "output_specs",
           [](PyMatmul& self) {
@@ -392,6 +436,9 @@ void init_matmul(nb::module_& m) {
         const std::optional<TensorView> cv = opt_view(c, "c");
         const EpilogInputs in = epilog_inputs(inputs);
         auto handle = std::make_unique<PyMatmul>(nullptr, av.device);
+        handle->a = av;
+        handle->b = bv;
+        handle->bias = in.bias;
         std::vector<OutputSpec> specs;
         {
           nb::gil_scoped_release release;

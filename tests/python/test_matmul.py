@@ -362,6 +362,64 @@ def test_torch_requires_grad():
     torch.testing.assert_close(r, (a @ b).detach())
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_torch_conjugate_and_negative_views(device):
+    """Lazy conj/neg views are materialized for the plan, and the copy lives until it has run
+    (the function form once freed it before executing: a wrong answer from freed memory)."""
+    torch = pytest.importorskip("torch")
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA")
+    g = torch.Generator().manual_seed(3)
+    for _ in range(3):
+        c0 = torch.randn(6, 5, dtype=torch.complex128, generator=g)
+        d = torch.randn(5, 4, dtype=torch.complex128, generator=g)
+        c0, d = c0.to(device), d.to(device)
+        for view in (c0.conj(), torch._neg_view(c0), c0.conj().T.conj().T):
+            want = view.resolve_conj().resolve_neg() @ d
+            for _ in range(2):
+                got = gl.matmul(view, d)
+                torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+                torch.testing.assert_close(gl.matmul(d.T, view.T), want.T, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_function_form_fast_path(device):
+    """Repeated torch calls of one layout take gl.matmul's fast path: results stay right when
+    the operands, their strides, alignment, epilogue, bias or options change between calls, and
+    gl.matmul_cache_clear() empties it."""
+    torch = pytest.importorskip("torch")
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA")
+    g = torch.Generator().manual_seed(5)
+
+    def rand(*shape):
+        return torch.randn(*shape, dtype=torch.float64, generator=g).to(device)
+
+    gl.matmul_cache_clear()
+    for _ in range(3):
+        a, b, bias = rand(7, 9), rand(9, 5), rand(5)
+        torch.testing.assert_close(gl.matmul(a, b), a @ b)
+        torch.testing.assert_close(gl.matmul(a, b.T.contiguous().T), a @ b)  # other strides
+        torch.testing.assert_close(gl.matmul(a[:, 1:], b[1:]), a[:, 1:] @ b[1:])  # offset data
+        y = gl.matmul(a, b, epilog="RELU_BIAS", epilog_inputs={"bias": bias})
+        torch.testing.assert_close(y, torch.relu(a @ b + bias))
+        y, aux = gl.matmul(a, b, epilog=gl.Epilog.GELU_AUX_BIAS, epilog_inputs={"bias": bias})
+        assert set(aux) == {"gelu_aux"}
+        torch.testing.assert_close(gl.matmul(a, b, alpha=2.0), 2 * (a @ b))
+        opts = gl.MatmulOptions(compute_type="COMPUTE_64F")
+        torch.testing.assert_close(gl.matmul(a, b, options=opts), a @ b)
+    assert gl.matmul_cache_size() > 0
+    gl.matmul_cache_clear()
+    assert gl.matmul_cache_size() == 0
+    a, b = rand(3, 4), rand(4, 2)
+    torch.testing.assert_close(gl.matmul(a, b), a @ b)
+    assert gl.matmul_cache_size() == 1
+    with pytest.raises(gl.InvalidArgument, match="inner dimensions|shapes"):
+        gl.matmul(a, rand(3, 2))  # a layout never seen: the full checks still run
+    with pytest.raises(gl.InvalidArgument):
+        gl.matmul(a, b, epilog="BIAS", epilog_inputs={"bias": rand(3)})
+
+
 @pytest.mark.gpu
 def test_host_data_on_gpu(rng):
     a = rng.standard_normal((33, 17))

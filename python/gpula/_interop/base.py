@@ -128,6 +128,13 @@ class Package:
         """address for results on device."""
         return self.address
 
+    def fast_key(self, x: Any) -> tuple[Any, int] | None:
+        """(layout key, data address) of an operand for gpula.matmul's per-thread fast path:
+        the key holds everything the plan depends on (dtype, shape, strides, device, pointer
+        alignment on a GPU); None where this package has no fast path or x needs the full
+        export (conjugate views, empty or unusual tensors)."""
+        return None
+
     def stream_getter(self, device: Any) -> Callable[[], int]:
         """A no-argument callable returning the package's current stream on device."""
         return zero
