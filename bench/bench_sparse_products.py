@@ -14,7 +14,9 @@ torch (torch.mv on a sparse CSR tensor), and on the CPU gpula and scipy. SpMM wi
 dense columns and SDDMM with k = 64 on the graph: gpula, cupyx (SpMM), torch (torch.sparse.mm /
 torch.sparse.sampled_addmm), CPU rows in --small only.
 
-Timing: GPU with CUDA events around each call, medians over >= 20 repeats after 3 warm-up calls;
+Timing: GPU with CUDA events around 20 back-to-back calls (time per call: the GPU's, with the
+host queueing ahead as in a solver loop; bench/probes/probe_spmv.py reports the one-call latency
+apart), medians over >= 20 repeats after 3 warm-up calls;
 CPU wall clock (perf_counter), medians. The gpula matrix is built once outside the timed loop and
 its cuSPARSE plan (kept by the csr_matrix) is reused; "first ms" is the first call on a fresh
 matrix (plan creation included). gpula SDDMM makes its plan per call (no kept SDDMM plan in
@@ -94,11 +96,23 @@ def cpu_median(fn, repeats):
     return host_time(fn, repeats).ms / 1e3
 
 
+BURST = 20
+
+
 def gpu_median(fn, repeats, lib):
-    """(median seconds over `lib`'s CUDA events after 3 warm-up calls, seconds of the first call,
-    plan creation included): call it on a fresh matrix."""
+    """(median seconds per call over `lib`'s CUDA events around BURST back-to-back calls after 3
+    warm-up calls, seconds of the first call, plan creation included): call it on a fresh
+    matrix. Back to back, the host queues the next call while the GPU runs this one, as in a
+    solver's loop: the time is the GPU's, not the host's latency to the first launch (which
+    probe_spmv.py reports apart)."""
     first = first_call_s(fn, lib)
-    return device_time(fn, repeats, warmup=3, lib=lib).ms / 1e3, first
+
+    def burst():
+        for _ in range(BURST):
+            out = fn()
+        return out
+
+    return device_time(burst, repeats, warmup=1, lib=lib).ms / 1e3 / BURST, first
 
 
 def row(kind, case, impl, a, sec, metric, value, first=None, note=None):

@@ -330,3 +330,61 @@ def test_products_run_on_the_callers_current_stream():
         r, q = S.nonzero()
         np.testing.assert_allclose(v.cpu().numpy(), np.einsum("ij,ij->i", bh[r], bh[q]),
                                    rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_spmv_repeated_products_fast_path(device):
+    """Repeated A @ x with torch vectors of one layout take the kept executor; a strided x, a
+    float32 x (promoted), another thread, matvec("T") and a 2-D operand in between all still get
+    the right products."""
+    torch = pytest.importorskip("torch")
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA")
+    import threading
+
+    import scipy.sparse as sps
+
+    a = sps.random(40, 30, density=0.2, format="csr", random_state=1)
+    at = torch.sparse_csr_tensor(torch.from_numpy(a.indptr), torch.from_numpy(a.indices),
+                                 torch.from_numpy(a.data), size=a.shape).to(device)
+    A = gl.sparse.as_csr(at, "test")
+    g = torch.Generator().manual_seed(2)
+
+    def vec(n, dtype=torch.float64):
+        return torch.randn(n, dtype=dtype, generator=g).to(device)
+
+    def ref(x, t=False):
+        m = a.T if t else a
+        return torch.from_numpy(m @ x.double().cpu().numpy())
+
+    for _ in range(3):
+        x = vec(30)
+        torch.testing.assert_close((A @ x).cpu(), ref(x))
+        xs = vec(60)[::2]  # strided: copied, not the kept layout
+        torch.testing.assert_close((A @ xs).cpu(), ref(xs))
+        x32 = vec(30, torch.float32)
+        y32 = A @ x32
+        assert y32.dtype == torch.float64
+        torch.testing.assert_close(y32.cpu(), ref(x32))
+        xt = vec(40)
+        torch.testing.assert_close(A.matvec(xt, "T").cpu(), ref(xt, t=True))
+        X = vec(30 * 2).reshape(30, 2)
+        torch.testing.assert_close((A @ X).cpu(), torch.from_numpy(a @ X.cpu().numpy()))
+    errors = []
+
+    def work():
+        try:
+            for _ in range(50):
+                x = vec(30)
+                torch.testing.assert_close((A @ x).cpu(), ref(x))
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    with pytest.raises(gl.InvalidArgument, match=r"sparse.matmul"):
+        A @ vec(31)

@@ -28,6 +28,7 @@ class TorchPackage(Package):
         # The fast way to the current cudaStream_t (an int), where this torch has it.
         self._raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         self._layouts = {torch.sparse_csr: "csr", torch.sparse_coo: "coo"}
+        self._strided = torch.strided
 
     def export(self, x: Any) -> Any:
         """(x, address, dtype, shape, strides, device type, id): no DLPack round trip, which in
@@ -49,6 +50,8 @@ class TorchPackage(Package):
         return (x, x.data_ptr(), name, x.shape, x.stride(), kind, idx)
 
     def fast_key(self, x: Any) -> tuple[Any, int] | None:
+        if x.layout is not self._strided:
+            return None
         p = x.data_ptr()
         if not p or x.is_conj() or x.is_neg() or not (x.is_cuda or x.is_cpu):
             return None

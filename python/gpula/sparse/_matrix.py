@@ -185,6 +185,9 @@ class csr_matrix(CsrOps):  # noqa: N801  (scipy's spelling)
         matrix (csr_matrix, scipy/cupyx sparse, torch sparse) the SpGEMM (a new csr_matrix,
         ``gl.sparse.spgemm``). Mixed dtypes are promoted as NumPy does (int -> float64,
         float32 with float64 -> float64). gpula's OpenMP kernels on the CPU, cuSPARSE on a GPU."""
+        y = _fast_spmv(self, x, 0)  # a repeated product with an x of one layout
+        if y is not None:
+            return y
         if is_sparse(x):
             return spgemm_csr(self, as_csr(x, "sparse.spgemm"), "sparse.spgemm")
         if getattr(x, "ndim", None) is None:
@@ -455,7 +458,12 @@ def operand(A: csr_matrix, x: Any, arg: str, name: str) -> tuple[str, str]:
 def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
     """y = op(A) x on the package's current stream. The checks of x against A are done in full
     once per (type, dtype) of x and then cached on A, so that repeated products of small
-    matrices cost little more than the product itself."""
+    matrices cost little more than the product itself; where x's package has a fast_key (torch,
+    CuPy), a repeated product with an x of the same layout on the same thread goes straight to
+    allocating y and running the plan (the rest was checked on the first call)."""
+    y = _fast_spmv(A, x, op)
+    if y is not None:
+        return y
     key = (type(x), getattr(x, "dtype", None), op)
     known = A.__dict__.get("_spmv_known")
     if known is None or known[0] != key:
@@ -474,16 +482,56 @@ def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
         raise InvalidArgument(
             f"[{name}] x must be 1-D (use spmm for 2-D operands), got shape {tuple(x.shape)}"
         )
+    x_in = x
     if dt != A.dtype:  # promoted: the values in dt (the pattern shared), one product
         A = A.astype(dt)
     x = _contiguous_1d(x if _dtype_name(x) == dt else _cast(x, dt, package), package)
     rows = A.shape[1] if op else A.shape[0]
     y = _empty_like_package(rows, dt, package, A.device, name, "op(A) @ x")
+    plan = A._plan("spmv", op)
     try:
-        A._plan("spmv", op).execute(export(x), export(y), stream=known[2]())
+        plan.execute(export(x), export(y), stream=known[2]())
     except Error as e:  # the C++ plan's checks name its class (sparse.SpMV): name the call
         raise renamed(e, name) from None
+    if package != "numpy":
+        _install_fast_spmv(A, x_in, x, op, name, plan, package, dt, rows, known[2])
     return y
+
+
+def _fast_spmv(A: csr_matrix, x: Any, op: int) -> Any:
+    """op(A) x by the executor _install_fast_spmv kept on A, or None where x does not match it."""
+    fast = A.__dict__.get("_spmv_fast")
+    if fast is not None and type(x) is fast[0] and fast[1] == op and fast[2] == threading.get_ident():
+        fk = fast[3](x)
+        if fk is not None and fk[0] == fast[4]:
+            return fast[5](x)
+    return None
+
+
+def _install_fast_spmv(A: csr_matrix, x_in: Any, x: Any, op: int, name: str, plan: Any,
+                       package: str, dt: str, rows: int, stream: Any) -> None:
+    """Keeps, on A, the last (thread, op, layout of x) whose product read x in place (no cast,
+    no copy), with an executor that only allocates y and runs the plan."""
+    pkg = package_named(package)
+    fk, used = pkg.fast_key(x_in), pkg.fast_key(x)
+    if fk is None or used is None or fk[1] != used[1] or fk[0][0] != used[0][0]:
+        return
+    alloc = pkg.allocator((rows,), dt, pkg.device_from_name(A.device), name)
+
+    def run(x: Any) -> Any:
+        try:
+            y = alloc()
+        except MemoryError as e:
+            raise OutOfMemory(
+                f"[{name}] could not allocate the result op(A) @ x of shape {rows} ({dt}): {e}"
+            ) from None
+        try:
+            plan.execute(export(x), export(y), stream=stream())
+        except Error as e:
+            raise renamed(e, name) from None
+        return y
+
+    A.__dict__["_spmv_fast"] = (type(x), op, threading.get_ident(), pkg.fast_key, fk[0], run)
 
 
 # The products that both ``A @ x`` and gl.sparse.spmm / spgemm (sparse/_products.py) run, on
