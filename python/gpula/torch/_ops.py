@@ -17,6 +17,7 @@ from .. import _gpula
 from .._matmul import matmul as _matmul
 from .._options import MatmulOptions
 from ..errors import DTypeError, InvalidArgument
+from ._library import op
 
 Epilog = _gpula.Epilog
 ACTIVATIONS = ("none", "relu", "gelu")
@@ -154,7 +155,7 @@ def _act_grad(grad_y: torch.Tensor, y: torch.Tensor, aux: torch.Tensor,
 
 # ---- gpula::linear ----------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::linear", mutates_args=())
+@op("linear")
 def linear_op(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
               activation: str) -> tuple[torch.Tensor, torch.Tensor]:
     x2 = _2d(x)
@@ -168,7 +169,7 @@ def _(x, weight, bias, activation):
     return x.new_empty((*x.shape[:-1], weight.shape[0])), _aux_like(x2, weight.shape[0], activation)
 
 
-@torch.library.custom_op("gpula::linear_backward", mutates_args=())
+@op("linear_backward")
 def linear_backward_op(grad_y: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
                        y: torch.Tensor, aux: torch.Tensor, activation: str, has_bias: bool,
                        needs_input_grad: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -197,7 +198,7 @@ def _linear_setup(ctx, inputs, output):
 
 def _linear_backward(ctx, grad_y, grad_aux):
     x, weight, y, aux = ctx.saved_tensors
-    dx, dw, db = torch.ops.gpula.linear_backward(grad_y, x, weight, y, aux, ctx.activation,
+    dx, dw, db = linear_backward_op(grad_y, x, weight, y, aux, ctx.activation,
                                                  ctx.has_bias, ctx.needs_input_grad[0])
     return (dx if ctx.needs_input_grad[0] else None, dw if ctx.needs_input_grad[1] else None,
             db if ctx.has_bias and ctx.needs_input_grad[2] else None, None)
@@ -208,7 +209,7 @@ linear_op.register_autograd(_linear_backward, setup_context=_linear_setup)
 
 # ---- gpula::mlp ------------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::mlp", mutates_args=())
+@op("mlp")
 def mlp_op(x: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tensor],
            activation: str) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
     """Layers act(h @ W_i^T + b_i), no activation after the last; returns y, the hidden layers'
@@ -237,7 +238,7 @@ def _(x, weights, biases, activation):
     return x.new_empty((*x.shape[:-1], weights[-1].shape[0])), hidden, auxes
 
 
-@torch.library.custom_op("gpula::mlp_backward", mutates_args=())
+@op("mlp_backward")
 def mlp_backward_op(grad_y: torch.Tensor, inputs: list[torch.Tensor], weights: list[torch.Tensor],
                     auxes: list[torch.Tensor], activation: str, has_bias: bool,
                     needs_input_grad: bool) -> tuple[torch.Tensor, list[torch.Tensor],
@@ -286,7 +287,7 @@ def _mlp_backward(ctx, grad_y, grad_hidden, grad_auxes):
     saved = ctx.saved_tensors
     n = ctx.layers
     layer_inputs, weights, auxes = saved[:n], saved[n : 2 * n], saved[2 * n :]
-    dx, dws, dbs = torch.ops.gpula.mlp_backward(grad_y, list(layer_inputs), list(weights),
+    dx, dws, dbs = mlp_backward_op(grad_y, list(layer_inputs), list(weights),
                                                 list(auxes), ctx.activation, ctx.has_bias,
                                                 ctx.needs_input_grad[0])
     dx = dx.reshape(ctx.x_shape) if ctx.needs_input_grad[0] else None

@@ -35,7 +35,7 @@ def linear(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
     """
     act = "none" if activation is None else activation
     _ops.check_linear("gpula.torch.linear", input, weight, bias, act)
-    return torch.ops.gpula.linear(input, weight, bias, act)[0]
+    return _ops.linear_op(input, weight, bias, act)[0]
 
 
 def mlp(input: torch.Tensor, weights: Sequence[torch.Tensor],
@@ -70,4 +70,4 @@ def mlp(input: torch.Tensor, weights: Sequence[torch.Tensor],
     for i, w in enumerate(weights):
         _ops.check_linear(op, h, w, biases[i] if biases else None, activation)
         h = input.new_empty((0, w.shape[0]))
-    return torch.ops.gpula.mlp(input, weights, biases, activation)[0]
+    return _ops.mlp_op(input, weights, biases, activation)[0]
