@@ -69,7 +69,7 @@ def mlp(input: torch.Tensor, weights: Sequence[torch.Tensor],
         _ops.check_tensor(op, f"biases[{i}]", b, input)
     shape = input.shape
     for i, w in enumerate(weights):
-        out = _ops.check_layer(op, input, shape, w, biases[i] if biases else None, f"weights[{i}]",
-                               f"biases[{i}]")
+        b = biases[i] if biases else None
+        out = _ops.check_layer(op, input, shape, w, b, f"weights[{i}]", f"biases[{i}]")
         shape = (*shape[:-1], out)
     return _ops.mlp_op(input, weights, biases, activation)[0]
