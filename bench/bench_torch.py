@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gpula.torch on the GPU beside torch (issue 19), one run, peers side by side.
 
-  python3 bench/bench_torch.py [--quick] [--json PATH] [--summary PATH]
+  python3 bench/bench_torch.py [--quick] [--overhead-only] [--json PATH] [--summary PATH]
 
 1. Transformer FFN block, forward + backward, bf16, GELU(tanh): gpula.torch.nn.FusedMLP against
    nn.Sequential(nn.Linear, nn.GELU(approximate="tanh"), nn.Linear) eager and under
@@ -11,8 +11,10 @@
 2. Gaussian-process marginal likelihood step, forward + backward, a batch of 8 models of n = 4096
    (float64 and float32): cholesky, cho_solve and the factor's log-diagonal through
    gpula.torch.linalg against torch.linalg.cholesky / torch.cholesky_solve.
-3. Per-call host overhead of a 64 x 64 gpula.torch.nn.Linear forward against nn.Linear (CUDA,
-   float32; microseconds per call over a loop of calls, then one synchronize).
+3. Per-call host overhead of a 64 x 64 gpula.torch.nn.Linear (forward without and with grad,
+   forward + backward) and a 64-64-64 FusedMLP forward + backward against torch.nn (float32;
+   microseconds per call over a loop of calls, then one synchronize; best of 5 loops).
+   --overhead-only runs just this case, on the CPU where there is no CUDA device.
 
 Timing: CUDA events around single steps after warm-up, medians of --repeats; --quick shrinks
 every size (a smoke test, marked). Times are reported, never asserted.
@@ -112,28 +114,47 @@ def gp_case(n: int, batch: int, dtype: torch.dtype, repeats: int) -> dict:
     return out
 
 
-def overhead_case(calls: int) -> dict:
-    dev = "cuda"
+def overhead_case(calls: int, dev: str = "cuda") -> dict:
+    """Host microseconds per call of 64-wide layers, gpula.torch.nn against torch.nn: a Linear
+    forward without grad, with grad, forward + backward, and a 64-64-64 FusedMLP (GELU) forward +
+    backward. Each is the best of 5 loops of `calls` calls, each loop ended by a synchronize (the
+    host cost is what the loop measures once the device keeps up)."""
     torch.manual_seed(0)
-    ours = gt.nn.Linear(64, 64, device=dev)
-    ref = torch.nn.Linear(64, 64, device=dev)
     x = torch.randn(64, 64, device=dev)
+    xg = x.clone().requires_grad_()
+    layers = {"gpula": (gt.nn.Linear(64, 64, device=dev),
+                        gt.nn.FusedMLP([64, 64, 64], activation="gelu", device=dev)),
+              "torch": (torch.nn.Linear(64, 64, device=dev),
+                        torch.nn.Sequential(torch.nn.Linear(64, 64),
+                                            torch.nn.GELU(approximate="tanh"),
+                                            torch.nn.Linear(64, 64)).to(dev))}
+    sync = torch.cuda.synchronize if dev.startswith("cuda") else (lambda: None)
+
+    def per_call(fn, n):
+        for _ in range(max(n // 10, 5)):
+            fn()
+        sync()
+        samples = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            sync()
+            samples.append((time.perf_counter() - t0) / n * 1e6)
+        return min(samples)
+
+    def no_grad(f):
+        def run():
+            with torch.no_grad():
+                f(x)
+        return run
+
     out = {}
-    for name, layer in (("gpula", ours), ("torch", ref)):
-        for grad in (False, True):
-            ctx = torch.enable_grad() if grad else torch.no_grad()
-            with ctx:
-                for _ in range(50):
-                    layer(x)
-                torch.cuda.synchronize()
-                samples = []
-                for _ in range(5):
-                    t0 = time.perf_counter()
-                    for _ in range(calls):
-                        layer(x)
-                    torch.cuda.synchronize()
-                    samples.append((time.perf_counter() - t0) / calls * 1e6)
-            out[f"{name}{' (grad)' if grad else ''}"] = statistics.median(samples)
+    for name, (linear, mlp) in layers.items():
+        out[f"{name} Linear fwd"] = per_call(no_grad(linear), calls)
+        out[f"{name} Linear fwd (grad)"] = per_call(lambda: linear(xg), calls)
+        out[f"{name} Linear fwd+bwd"] = per_call(lambda: linear(xg).sum().backward(), calls // 2)
+        out[f"{name} MLP fwd+bwd"] = per_call(lambda: mlp(xg).sum().backward(), calls // 2)
     return out
 
 
@@ -143,9 +164,20 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true")
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile (inductor)")
+    p.add_argument("--overhead-only", action="store_true",
+                   help="only the per-call host overhead (case 3); on the CPU without CUDA")
     p.add_argument("--json")
     p.add_argument("--summary")
     args = p.parse_args(argv)
+    if args.overhead_only:
+        dev = "cuda" if torch.cuda.is_available() else "cpu"
+        r = overhead_case(200 if args.quick else 2000, dev)
+        line = (f"gpula.torch 64-wide layers on {dev}, host us per call (best of 5 loops): "
+                + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
+        log(line)
+        append_summary(args.summary, [line])
+        save_json(args.json, {"device": dev, "overhead_us": r})
+        return 0
     if not torch.cuda.is_available():
         log("bench_torch.py: no CUDA device")
         append_summary(args.summary, ["gpula.torch: n/a (no CUDA device)"])
@@ -171,7 +203,7 @@ def main(argv=None):
              f"(losses differ by {r['loss rel. difference']:.1e})")
     r = overhead_case(200 if args.quick else 2000)
     results["overhead_us"] = r
-    emit("  64x64 Linear forward, host us per call: "
+    emit("  64-wide layers, host us per call (best of 5 loops): "
          + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
     for t, d, h in shapes:
         log(f"FFN {t}x{d}x{h} ...")

@@ -117,6 +117,64 @@ def test_compile_fullgraph_forward_and_backward_match_eager():
         torch.testing.assert_close(a, b)
 
 
+def test_compile_with_a_graph_break_matches_eager():
+    """Without fullgraph, a graph break between two gpula ops: the graphs on either side call
+    them as operators and the gradients are eager's."""
+    ws, bs = params(11, [6, 5, 3])
+
+    def f(x):
+        h = GF.linear(x, ws[0], bs[0], "gelu")
+        torch._dynamo.graph_break()
+        return GF.mlp(h, [ws[1]], [bs[1]], "relu").sum()
+
+    x = torch.randn(4, 6, dtype=F64)
+    compiled = torch.compile(f, backend="aot_eager")
+    g_comp = torch.autograd.grad(compiled(x), ws + bs)
+    g_eager = torch.autograd.grad(f(x), ws + bs)
+    for a, b in zip(g_comp, g_eager):
+        torch.testing.assert_close(a, b)
+
+
+def test_ops_called_through_torch_ops_differentiate_their_list_arguments():
+    """torch.ops.gpula.mlp takes lists of tensors: each weight and bias in them gets its
+    gradient; the hidden and aux outputs are not differentiable."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(3, 4, dtype=F64, generator=g, requires_grad=True)
+    ws, bs = params(6, [4, 5, 2])
+    y, hidden, auxes = torch.ops.gpula.mlp(x, ws, bs, "gelu")
+    assert y.requires_grad and not any(t.requires_grad for t in (*hidden, *auxes))
+    grads = torch.autograd.grad(y.sum(), [x, *ws, *bs])
+    ref = torch.autograd.grad(reference_mlp(x, ws, bs, "gelu").sum(), [x, *ws, *bs])
+    for a, b in zip(grads, ref):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    y, aux = torch.ops.gpula.linear(x, ws[0], bs[0], "gelu")
+    assert y.requires_grad and not aux.requires_grad
+
+
+def test_no_grad_calls_record_no_graph_and_grad_calls_one_node():
+    w = torch.randn(3, 4, dtype=F64, requires_grad=True)
+    x = torch.randn(2, 4, dtype=F64)
+    with torch.no_grad():
+        assert GF.linear(x, w).grad_fn is None
+    assert GF.linear(x, w.detach()).grad_fn is None
+    y = GF.linear(x, w, None, "relu")
+    assert y.grad_fn is not None and y.grad_fn.next_functions[1][0].variable is w
+
+
+@pytest.mark.parametrize("layer", ["linear", "mlp"])
+def test_second_derivative_of_a_layer_raises_not_supported(layer):
+    ws, bs = params(7, [4, 5, 2])
+    x = torch.randn(3, 4, dtype=F64, requires_grad=True)
+    y = GF.linear(x, ws[0], bs[0], "gelu") if layer == "linear" else GF.mlp(x, ws, bs, "gelu")
+    (gx,) = torch.autograd.grad(y.sum(), x, create_graph=True)  # the first derivative works
+    torch.testing.assert_close(
+        gx, torch.autograd.grad(
+            (reference(x, ws[0], bs[0], "gelu") if layer == "linear"
+             else reference_mlp(x, ws, bs, "gelu")).sum(), x)[0])
+    with pytest.raises(gl.NotSupported, match=r"double backward"):
+        gx.sum().backward()
+
+
 def test_linear_is_a_drop_in_for_torch_nn_linear():
     torch.manual_seed(0)
     ref = torch.nn.Linear(6, 4, dtype=F64)

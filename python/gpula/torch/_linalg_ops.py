@@ -16,6 +16,7 @@ import torch
 
 from .. import linalg as _gl
 from ..errors import NotSupported
+from ._library import op
 
 Tensor = torch.Tensor
 
@@ -59,7 +60,7 @@ def _tensor(x, like: Tensor) -> Tensor:
 
 # ---- cholesky --------------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::cholesky", mutates_args=())
+@op("cholesky")
 def cholesky_op(a: Tensor, upper: bool) -> Tensor:
     return _gl.cholesky(a, lower=not upper, check_finite=False).contiguous()
 
@@ -92,7 +93,7 @@ cholesky_op.register_autograd(_cholesky_backward, setup_context=_cholesky_setup)
 
 # ---- solve_triangular ------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::solve_triangular", mutates_args=())
+@op("solve_triangular")
 def solve_triangular_op(a: Tensor, b: Tensor, upper: bool, left: bool,
                         unitriangular: bool) -> Tensor:
     a, b = _expand(a, b)
@@ -138,7 +139,7 @@ solve_triangular_op.register_autograd(_solve_triangular_backward,
 
 # ---- solve -----------------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::solve", mutates_args=())
+@op("solve")
 def solve_op(a: Tensor, b: Tensor, left: bool) -> Tensor:
     a, b = _expand(a, b)
     if left:
@@ -172,7 +173,7 @@ solve_op.register_autograd(_solve_backward, setup_context=_solve_setup)
 
 # ---- cho_solve -------------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::cho_solve", mutates_args=())
+@op("cho_solve")
 def cho_solve_op(c: Tensor, b: Tensor, upper: bool) -> Tensor:
     c, b = _expand(c, b)
     return _gl.cho_solve((c, not upper), b, check_finite=False).contiguous()
@@ -208,7 +209,7 @@ cho_solve_op.register_autograd(_cho_solve_backward, setup_context=_cho_solve_set
 
 # ---- inv, slogdet ----------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::inv", mutates_args=())
+@op("inv")
 def inv_op(a: Tensor) -> Tensor:
     return _gl.inv(a, check_finite=False).contiguous()
 
@@ -231,7 +232,7 @@ def _inv_backward(ctx, gx):
 inv_op.register_autograd(_inv_backward, setup_context=_inv_setup)
 
 
-@torch.library.custom_op("gpula::slogdet", mutates_args=())
+@op("slogdet")
 def slogdet_op(a: Tensor) -> tuple[Tensor, Tensor]:
     sign, logabsdet = _gl.slogdet(a, check_finite=False)
     return _tensor(sign, a).contiguous(), _tensor(logabsdet, a).contiguous()
@@ -257,7 +258,7 @@ slogdet_op.register_autograd(_slogdet_backward, setup_context=_slogdet_setup)
 
 # ---- eigh ------------------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::eigh", mutates_args=())
+@op("eigh")
 def eigh_op(a: Tensor, upper: bool, k: Optional[int], which: str) -> tuple[Tensor, Tensor]:
     w, v = _gl.eigh(a, lower=not upper, k=k, which=which, check_finite=False)
     return w.contiguous(), v.contiguous()
@@ -310,7 +311,7 @@ eigh_op.register_autograd(_eigh_backward, setup_context=_eigh_setup)
 
 # ---- svd -------------------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::svd", mutates_args=())
+@op("svd")
 def svd_op(a: Tensor, full_matrices: bool, k: Optional[int]) -> tuple[Tensor, Tensor, Tensor]:
     full = full_matrices if k is None else None  # the top-k form returns thin factors
     u, s, vh = _gl.svd(a, full_matrices=full, k=k, check_finite=False)
@@ -368,7 +369,7 @@ svd_op.register_autograd(_svd_backward, setup_context=_svd_setup)
 
 # ---- lstsq -----------------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::lstsq", mutates_args=())
+@op("lstsq")
 def lstsq_op(a: Tensor, b: Tensor, rcond: Optional[float]) -> tuple[Tensor, Tensor, Tensor]:
     """(solution, rank, singular values); the residuals are computed by the caller."""
     a, b = _expand(a, b)
@@ -417,7 +418,7 @@ lstsq_op.register_autograd(_lstsq_backward, setup_context=_lstsq_setup)
 
 # ---- qr --------------------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::qr", mutates_args=())
+@op("qr")
 def qr_op(a: Tensor, mode: str) -> tuple[Tensor, Tensor]:
     if mode == "r":
         r = _gl.qr(a, mode="r", check_finite=False)

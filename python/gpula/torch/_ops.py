@@ -17,6 +17,7 @@ from .. import _gpula
 from .._matmul import matmul as _matmul
 from .._options import MatmulOptions
 from ..errors import DTypeError, InvalidArgument
+from ._library import op
 
 Epilog = _gpula.Epilog
 ACTIVATIONS = ("none", "relu", "gelu")
@@ -29,15 +30,16 @@ _AUX = {"relu": "relu_aux", "gelu": "gelu_aux"}
 _BACKWARD = {"relu": Epilog.DRELU_BGRAD, "gelu": Epilog.DGELU_BGRAD}
 _DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _TF32 = MatmulOptions(compute_type=_gpula.ComputeType.COMPUTE_32F_FAST_TF32)
+_precision = torch.get_float32_matmul_precision
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, **kwargs):
+def matmul(a: torch.Tensor, b: torch.Tensor, epilog: Any = None, epilog_inputs: Any = None):
     """gpula's matmul under torch's float32 matmul precision, as torch.nn.Linear: float32 CUDA
     tensors use TF32 tensor cores unless torch.get_float32_matmul_precision() is "highest" (its
     default); the CPU has no TF32 and computes in full float32."""
-    if a.dtype == torch.float32 and a.is_cuda and torch.get_float32_matmul_precision() != "highest":
-        kwargs["options"] = _TF32
-    return _matmul(a, b, **kwargs)
+    tf32 = a.is_cuda and a.dtype == torch.float32 and _precision() != "highest"
+    return _matmul(a, b, epilog=epilog, epilog_inputs=epilog_inputs,
+                   options=_TF32 if tf32 else None)
 
 
 def type_name(x: Any) -> str:
@@ -51,36 +53,59 @@ def type_name(x: Any) -> str:
 
 def _2d(t: torch.Tensor) -> torch.Tensor:
     """t as the matrix of its rows along the last dimension (reshape(-1, n) is ambiguous for an
-    empty t with n = 0)."""
-    return t.reshape(math.prod(t.shape[:-1]), t.shape[-1])
+    empty t with n = 0); a 2-D t as it is."""
+    return t if t.dim() == 2 else t.reshape(math.prod(t.shape[:-1]), t.shape[-1])
 
 
-def check_linear(op: str, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
-                 activation: str) -> None:
-    """Typed errors naming op and the argument, before anything runs."""
+def check_tensor(op: str, name: str, t: Any, x: torch.Tensor) -> None:
+    """t (a layer's weight or bias) is a tensor of the checked input x's dtype."""
+    if not isinstance(t, torch.Tensor):
+        raise DTypeError(f"[{op}] {name} must be a torch.Tensor, got {type_name(t)}")
+    if t.dtype != x.dtype:
+        raise DTypeError(f"[{op}] {name} has dtype {t.dtype}, input has {x.dtype}")
+
+
+def check_input(op: str, x: Any) -> None:
+    """x is a tensor of a dtype gpula.torch's layers take, with at least one dimension."""
+    if not isinstance(x, torch.Tensor):
+        raise DTypeError(f"[{op}] input must be a torch.Tensor, got {type_name(x)}")
+    if x.dtype not in _DTYPES:
+        raise DTypeError(f"[{op}] input has dtype {x.dtype}; gpula.torch takes float16, "
+                         "bfloat16, float32 and float64")
+
+
+def check_layer(op: str, x: torch.Tensor, in_shape: tuple, weight: torch.Tensor,
+                bias: Optional[torch.Tensor], weight_name: str = "weight",
+                bias_name: str = "bias") -> int:
+    """The devices of a layer's weight and bias (checked tensors) against the input x's, their
+    shapes against the layer's input shape in_shape; returns out_features."""
+    device = x.device
+    for name, t in ((weight_name, weight), (bias_name, bias)):
+        if t is not None and t.device != device:
+            raise InvalidArgument(f"[{op}] {name} is on {t.device}, input on {device}")
+    if weight.dim() != 2:
+        raise InvalidArgument(f"[{op}] {weight_name} must be 2-D (out_features, in_features), "
+                              f"got shape {tuple(weight.shape)}")
+    if len(in_shape) < 1 or in_shape[-1] != weight.shape[1]:
+        raise InvalidArgument(f"[{op}] input's last dimension must be in_features = "
+                              f"{weight.shape[1]} ({weight_name}), got shape {tuple(in_shape)}")
+    out = weight.shape[0]
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out):
+        raise InvalidArgument(f"[{op}] {bias_name} must have shape ({out},), got "
+                              f"{tuple(bias.shape)}")
+    return out
+
+
+def check_linear(op: str, x: Any, weight: Any, bias: Any, activation: str) -> None:
+    """Typed errors naming op and the argument, before anything runs: types and dtypes first
+    (gl.DTypeError), then devices and shapes (gl.InvalidArgument)."""
     if activation not in ACTIVATIONS:
         raise InvalidArgument(f"[{op}] activation must be None, 'relu' or 'gelu', got {activation!r}")
-    for name, t in (("input", x), ("weight", weight), ("bias", bias)):
-        if t is None and name == "bias":
-            continue
-        if not isinstance(t, torch.Tensor):
-            raise DTypeError(f"[{op}] {name} must be a torch.Tensor, got {type_name(t)}")
-        if t.dtype not in _DTYPES:
-            raise DTypeError(f"[{op}] {name} has dtype {t.dtype}; gpula.torch takes float16, "
-                             "bfloat16, float32 and float64")
-        if t.dtype != x.dtype:
-            raise DTypeError(f"[{op}] {name} has dtype {t.dtype}, input has {x.dtype}")
-        if t.device != x.device:
-            raise InvalidArgument(f"[{op}] {name} is on {t.device}, input on {x.device}")
-    if weight.dim() != 2:
-        raise InvalidArgument(f"[{op}] weight must be 2-D (out_features, in_features), got shape "
-                              f"{tuple(weight.shape)}")
-    if x.dim() < 1 or x.shape[-1] != weight.shape[1]:
-        raise InvalidArgument(f"[{op}] input's last dimension must be in_features = "
-                              f"{weight.shape[1]}, got shape {tuple(x.shape)}")
-    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
-        raise InvalidArgument(f"[{op}] bias must have shape ({weight.shape[0]},), got "
-                              f"{tuple(bias.shape)}")
+    check_input(op, x)
+    check_tensor(op, "weight", weight, x)
+    if bias is not None:
+        check_tensor(op, "bias", bias, x)
+    check_layer(op, x, x.shape, weight, bias)
 
 
 def _round_up(v: int, m: int) -> int:
@@ -154,12 +179,11 @@ def _act_grad(grad_y: torch.Tensor, y: torch.Tensor, aux: torch.Tensor,
 
 # ---- gpula::linear ----------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::linear", mutates_args=())
+@op("linear")
 def linear_op(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
               activation: str) -> tuple[torch.Tensor, torch.Tensor]:
-    x2 = _2d(x)
-    y, aux = _forward(x2, weight, bias, activation)
-    return y.reshape(*x.shape[:-1], weight.shape[0]), aux
+    y, aux = _forward(_2d(x), weight, bias, activation)
+    return (y if x.dim() == 2 else y.reshape(*x.shape[:-1], weight.shape[0])), aux
 
 
 @linear_op.register_fake
@@ -168,15 +192,17 @@ def _(x, weight, bias, activation):
     return x.new_empty((*x.shape[:-1], weight.shape[0])), _aux_like(x2, weight.shape[0], activation)
 
 
-@torch.library.custom_op("gpula::linear_backward", mutates_args=())
+@op("linear_backward")
 def linear_backward_op(grad_y: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
                        y: torch.Tensor, aux: torch.Tensor, activation: str, has_bias: bool,
                        needs_input_grad: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     g = _act_grad(_2d(grad_y).contiguous(), _2d(y), aux, activation)
-    x2 = _2d(x)
-    dw, db = _weight_grad(g, x2, has_bias)
-    dx = (matmul(g, weight) if g.shape[0] else g.new_zeros((0, weight.shape[1]))).reshape(x.shape) \
-        if needs_input_grad else x.new_empty((0,))
+    dw, db = _weight_grad(g, _2d(x), has_bias)
+    if not needs_input_grad:
+        dx = x.new_empty((0,))
+    else:
+        dx = matmul(g, weight) if g.shape[0] else g.new_zeros((0, weight.shape[1]))
+        dx = dx if x.dim() == 2 else dx.reshape(x.shape)
     return dx, dw, (db if db is not None else weight.new_empty((0,)))
 
 
@@ -188,17 +214,22 @@ def _(grad_y, x, weight, y, aux, activation, has_bias, needs_input_grad):
 
 
 def _linear_setup(ctx, inputs, output):
+    """aux is an internal output, not differentiable: no zeros are made for its gradient."""
     x, weight, bias, activation = inputs
     y, aux = output
+    ctx.mark_non_differentiable(aux)
+    ctx.set_materialize_grads(False)
     ctx.save_for_backward(x, weight, y, aux)
     ctx.activation = activation
     ctx.has_bias = bias is not None
 
 
 def _linear_backward(ctx, grad_y, grad_aux):
+    if grad_y is None:
+        return None, None, None, None
     x, weight, y, aux = ctx.saved_tensors
-    dx, dw, db = torch.ops.gpula.linear_backward(grad_y, x, weight, y, aux, ctx.activation,
-                                                 ctx.has_bias, ctx.needs_input_grad[0])
+    dx, dw, db = linear_backward_op(grad_y, x, weight, y, aux, ctx.activation, ctx.has_bias,
+                                    ctx.needs_input_grad[0])
     return (dx if ctx.needs_input_grad[0] else None, dw if ctx.needs_input_grad[1] else None,
             db if ctx.has_bias and ctx.needs_input_grad[2] else None, None)
 
@@ -208,7 +239,7 @@ linear_op.register_autograd(_linear_backward, setup_context=_linear_setup)
 
 # ---- gpula::mlp ------------------------------------------------------------------------------
 
-@torch.library.custom_op("gpula::mlp", mutates_args=())
+@op("mlp")
 def mlp_op(x: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tensor],
            activation: str) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
     """Layers act(h @ W_i^T + b_i), no activation after the last; returns y, the hidden layers'
@@ -223,7 +254,7 @@ def mlp_op(x: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tens
         h, aux = _forward(h, w, biases[i] if biases else None, "none" if last else activation)
         if not last:
             auxes.append(aux)
-    return h.reshape(*x.shape[:-1], weights[-1].shape[0]), hidden, auxes
+    return (h if x.dim() == 2 else h.reshape(*x.shape[:-1], weights[-1].shape[0])), hidden, auxes
 
 
 @mlp_op.register_fake
@@ -237,7 +268,7 @@ def _(x, weights, biases, activation):
     return x.new_empty((*x.shape[:-1], weights[-1].shape[0])), hidden, auxes
 
 
-@torch.library.custom_op("gpula::mlp_backward", mutates_args=())
+@op("mlp_backward")
 def mlp_backward_op(grad_y: torch.Tensor, inputs: list[torch.Tensor], weights: list[torch.Tensor],
                     auxes: list[torch.Tensor], activation: str, has_bias: bool,
                     needs_input_grad: bool) -> tuple[torch.Tensor, list[torch.Tensor],
@@ -273,8 +304,12 @@ def _(grad_y, inputs, weights, auxes, activation, has_bias, needs_input_grad):
 
 
 def _mlp_setup(ctx, inputs, output):
+    """hidden and auxes are internal outputs, not differentiable: no zeros are made for their
+    gradients (on the GPU: two memsets of tokens x hidden elements a step)."""
     x, weights, biases, activation = inputs
     _, hidden, auxes = output
+    ctx.mark_non_differentiable(*hidden, *auxes)
+    ctx.set_materialize_grads(False)
     ctx.save_for_backward(_2d(x), *hidden, *weights, *auxes)
     ctx.layers = len(weights)
     ctx.activation = activation
@@ -283,14 +318,18 @@ def _mlp_setup(ctx, inputs, output):
 
 
 def _mlp_backward(ctx, grad_y, grad_hidden, grad_auxes):
+    if grad_y is None:
+        return None, None, None, None
     saved = ctx.saved_tensors
     n = ctx.layers
     layer_inputs, weights, auxes = saved[:n], saved[n : 2 * n], saved[2 * n :]
-    dx, dws, dbs = torch.ops.gpula.mlp_backward(grad_y, list(layer_inputs), list(weights),
-                                                list(auxes), ctx.activation, ctx.has_bias,
-                                                ctx.needs_input_grad[0])
-    dx = dx.reshape(ctx.x_shape) if ctx.needs_input_grad[0] else None
-    return dx, list(dws), list(dbs), None
+    dx, dws, dbs = mlp_backward_op(grad_y, list(layer_inputs), list(weights), list(auxes),
+                                   ctx.activation, ctx.has_bias, ctx.needs_input_grad[0])
+    if not ctx.needs_input_grad[0]:
+        dx = None
+    elif len(ctx.x_shape) != 2:
+        dx = dx.reshape(ctx.x_shape)
+    return dx, dws, dbs, None
 
 
 mlp_op.register_autograd(_mlp_backward, setup_context=_mlp_setup)

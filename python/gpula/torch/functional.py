@@ -35,7 +35,7 @@ def linear(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
     """
     act = "none" if activation is None else activation
     _ops.check_linear("gpula.torch.linear", input, weight, bias, act)
-    return torch.ops.gpula.linear(input, weight, bias, act)[0]
+    return _ops.linear_op(input, weight, bias, act)[0]
 
 
 def mlp(input: torch.Tensor, weights: Sequence[torch.Tensor],
@@ -62,12 +62,14 @@ def mlp(input: torch.Tensor, weights: Sequence[torch.Tensor],
     if biases and len(biases) != len(weights):
         raise _ops.InvalidArgument(f"[{op}] biases must hold one vector per weight "
                                    f"({len(weights)}), got {len(biases)}")
-    for i, b in enumerate(biases):  # check_linear takes None for "no bias"; a list may not
-        if not isinstance(b, torch.Tensor):
-            raise _ops.DTypeError(f"[{op}] biases[{i}] must be a torch.Tensor, got "
-                                  f"{_ops.type_name(b)}")
-    h = input  # each layer is checked against the shape of its input (a 0-row stand-in)
+    _ops.check_input(op, input)
     for i, w in enumerate(weights):
-        _ops.check_linear(op, h, w, biases[i] if biases else None, activation)
-        h = input.new_empty((0, w.shape[0]))
-    return torch.ops.gpula.mlp(input, weights, biases, activation)[0]
+        _ops.check_tensor(op, f"weights[{i}]", w, input)
+    for i, b in enumerate(biases):
+        _ops.check_tensor(op, f"biases[{i}]", b, input)
+    shape = input.shape
+    for i, w in enumerate(weights):
+        b = biases[i] if biases else None
+        out = _ops.check_layer(op, input, shape, w, b, f"weights[{i}]", f"biases[{i}]")
+        shape = (*shape[:-1], out)
+    return _ops.mlp_op(input, weights, biases, activation)[0]
