@@ -12,6 +12,7 @@ from ._gpula import DTypeError, Epilog, InvalidArgument, OutOfMemory
 _OP = "matmul"
 _cached_matmul = _gpula.cached_matmul
 _package_of = _interop.package_of
+_known_package = _interop.known_package
 _export = _interop.export
 _stream_handle = _interop.stream_handle
 _sync_log = _log.sync_level
@@ -150,9 +151,9 @@ def _fast_key(
     pkg: Any, a: Any, b: Any, alpha: Any, epilog: Any, epilog_inputs: Any, options: Any
 ) -> tuple[Any, int, int, int] | None:
     """(key, address of a, of b, of the bias or 0) for the fast path, or None: it takes operands
-    of one package that has a fast_key, at most a bias among the epilogue inputs, and options
+    of one package (tensor subclasses such as torch's Parameter too) that has a fast_key, at most a bias among the epilogue inputs, and options
     that are None or a MatmulOptions without a logger (compared by value)."""
-    if type(b) is not type(a) or (epilog is not None and type(epilog) not in (Epilog, str)):
+    if _known_package(b) is not pkg or (epilog is not None and type(epilog) not in (Epilog, str)):
         return None
     ka = pkg.fast_key(a)
     kb = None if ka is None else pkg.fast_key(b)
@@ -161,7 +162,7 @@ def _fast_key(
     kbias, pbias = None, 0
     if epilog_inputs is not None:
         bias = epilog_inputs.get("bias") if type(epilog_inputs) is dict else None
-        if bias is None or len(epilog_inputs) != 1 or type(bias) is not type(a):
+        if bias is None or len(epilog_inputs) != 1 or _known_package(bias) is not pkg:
             return None
         fb = pkg.fast_key(bias)
         if fb is None:

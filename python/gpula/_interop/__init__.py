@@ -63,6 +63,12 @@ def package_of(x: Any, op: str = DEFAULT_OP, arg: str = DEFAULT_ARG) -> Package:
     return p
 
 
+def known_package(x: Any) -> Package | None:
+    """The package of x where package_of has seen x's type before, else None (never raises):
+    for fast paths that leave every other case to package_of."""
+    return _by_type.get(type(x))
+
+
 def is_gpu_array(x: Any) -> bool:
     """Whether x is a CuPy array or a CUDA torch tensor (anything else: False)."""
     mod = type(x).__module__
