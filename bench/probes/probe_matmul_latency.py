@@ -47,7 +47,7 @@ def main() -> None:
     ea, eb = pkg.export(a), pkg.export(b)
     native = _options.native(None)
     scales = (1.0, 1.0, 1.0)
-    h, specs, gen = _gpula.cached_matmul(ea, eb, None, 1.0, None, _matmul._epilog(None), None,
+    h, specs, gen = _gpula.cached_matmul(ea, eb, None, 1.0, None, _matmul.epilog_of(None), None,
                                          native, scales)
     out = torch.empty(64, 64, device="cuda")
     stream = pkg.current_stream(dev)
@@ -63,7 +63,7 @@ def main() -> None:
         ("  pkg.export(a)", lambda: pkg.export(a)),
         ("  _interop.export(b)", lambda: _interop.export(b, "matmul", "b")),
         ("  cached_matmul(...)", lambda: _gpula.cached_matmul(
-            ea, eb, None, 1.0, None, _matmul._epilog(None), None, native, scales)),
+            ea, eb, None, 1.0, None, _matmul.epilog_of(None), None, native, scales)),
         ("  options.native(None)", lambda: _options.native(None)),
         ("  torch.empty(64, 64)", lambda: torch.empty((64, 64), dtype=torch.float32, device=dev)),
         ("  pkg.current_stream(dev)", lambda: pkg.current_stream(dev)),

@@ -11,24 +11,16 @@ import numpy as np
 
 from . import _gpula, _interop, _log, _options
 from ._gpula import DTypeError, Epilog, InvalidArgument
-from ._matmul import _scales
+from ._matmul import _scales, epilog_of
 from .linalg._grouped import named_errors
 from .linalg._operands import out_of_memory
 
 _OP = "grouped_matmul"
-_EPILOGS = {e.name: e for e in Epilog}
 _ALGOS = ("auto", "grouped_gemm", "per_group")
 
 
 def _epilog(e: Any) -> Epilog:
-    if e is None:
-        return Epilog.DEFAULT
-    if isinstance(e, Epilog):
-        return e
-    if isinstance(e, str) and e.upper() in _EPILOGS:
-        return _EPILOGS[e.upper()]
-    cls = InvalidArgument if isinstance(e, str) else DTypeError
-    raise cls(f"[{_OP}] epilog must be a gl.Epilog or one of {', '.join(_EPILOGS)}; got {e!r}")
+    return epilog_of(e, _OP)
 
 
 def _algo(a: Any) -> str:

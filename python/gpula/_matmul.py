@@ -24,7 +24,9 @@ _SCALAR_TYPES = (float, int, complex)  # taken as they are; anything else is che
 Result = Any  # an array, or (array, aux dict) with aux epilogues; not a Union: no narrowing
 
 
-def _epilog(e: Any) -> Epilog:
+def epilog_of(e: Any, op: str = _OP) -> Epilog:
+    """A gl.Epilog, its name (any case) or None (DEFAULT) as a gl.Epilog; typed errors naming
+    op otherwise."""
     if e is None:
         return Epilog.DEFAULT
     if isinstance(e, Epilog):
@@ -32,7 +34,7 @@ def _epilog(e: Any) -> Epilog:
     if isinstance(e, str) and e.upper() in _EPILOGS:
         return _EPILOGS[e.upper()]
     cls = InvalidArgument if isinstance(e, str) else DTypeError
-    raise cls(f"[matmul] epilog must be a gl.Epilog or one of {', '.join(_EPILOGS)}; got {e!r}")
+    raise cls(f"[{op}] epilog must be a gl.Epilog or one of {', '.join(_EPILOGS)}; got {e!r}")
 
 
 def _scalar(name: str, v: Any) -> Any:
@@ -293,7 +295,7 @@ def matmul(
         ec,
         alpha,
         beta,
-        _epilog(epilog),
+        epilog_of(epilog),
         inputs,
         _native(options),
         _DEFAULT_SCALES if quantization_scales is None else _scales(quantization_scales),
@@ -491,7 +493,7 @@ class Matmul:
         """
         self._check("plan")
         _sync_log()
-        e, inputs, limit = _epilog(epilog), _inputs(epilog_inputs), _limit(preferences)
+        e, inputs, limit = epilog_of(epilog), _inputs(epilog_inputs), _limit(preferences)
         inputs = _with_fp8(inputs, scale_mode, amax)
         with self._lock:
             self._check("plan")
