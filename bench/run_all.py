@@ -352,7 +352,7 @@ def markdown(res, cpp, cpp_status, py_status, summary, date, device):
 # sizes run their GPU cases only (the CPU cases at n = 1e6 would take the whole budget).
 OTHER_BENCHES = {
     "linalg": ("bench_linalg.py", [], ["--quick"], 300),
-    "sparse_products": ("bench_sparse_products.py", [], ["--small"], 120),
+    "sparse_products": ("bench_sparse_products.py", [], ["--small"], 240),
     "sparse_direct": ("bench_sparse_direct.py", ["--m", "1000", "--no-umfpack"], ["--m", "300"], 240),
     "sparse_iterative": ("bench_sparse_iterative.py", ["--gpu-only"], ["--quick"], 200),
     "torch": ("bench_torch.py", [], ["--quick"], 300),

@@ -20,26 +20,19 @@
 
 #include "backend/cpu/base/blas.h"
 #include "backend/cpu/base/half.h"
+#include "backend/cpu/base/parallel.h"
 #include "core/dtype_dispatch.h"
 #include "matmul/matmul_backend.h"
 
 namespace gpula::detail::cpu {
 namespace {
 
-// Threads. A pass over the operands or the result runs on the calling thread unless its serial
-// work is worth waking the OpenMP pool for. The pool sleeps between calls (import gpula sets
-// OMP_WAIT_POLICY=passive; python/gpula/_openblas_core.py): a wake costs tens of microseconds
-// on an idle machine, and milliseconds where the cores are busy (NumPy's OpenBLAS threads spin
-// ~0.1 s after each of its calls), so a pool woken for little work takes more than it gives.
-// Work counts elements of a plain vectorized pass (load, add or compare, store: ~0.2 ns on one
-// x86-64 core); a GELU or its derivative counts kGeluWork more (~2.5 ns an element, measured).
-// So a bias + GELU pass over 128 x 512 (~0.17 ms) stays serial, one over 256 x 512 does not.
-constexpr double kParallelWork = double(int64_t{1} << 20);  // ~0.2 ms of serial work
+// Threads (backend/cpu/base/parallel.h): a pass over the operands or the result runs on the
+// calling thread unless its serial work is worth waking the OpenMP pool for. A GELU or its
+// derivative counts kGeluWork units an element (~2.5 ns, measured), so a bias + GELU pass over
+// 128 x 512 (~0.17 ms) stays serial, one over 256 x 512 does not.
 constexpr double kGeluWork = 12.0;
 constexpr double kSmallProduct = 64.0 * 64.0 * 64.0;  // OpenBLAS runs these single-threaded
-
-// The threads for a pass of `work` element operations: all of `threads`, or 1 when it is small.
-int pass_threads(double work, int threads) { return work >= kParallelWork ? threads : 1; }
 constexpr int64_t kBgradChunks = 64;  // fixed row split: bias gradients do not depend on threads
 
 template <class W>

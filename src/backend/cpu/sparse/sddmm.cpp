@@ -1,4 +1,5 @@
 // CPU backend of the planned SDDMM: one dot product per stored value of C, rows in parallel.
+#include "backend/cpu/base/parallel.h"
 #include "core/dtype_dispatch.h"
 #include "sparse/sddmm_backend.h"
 
@@ -17,7 +18,8 @@ void sddmm_kernel(const CsrView& c, const TensorView& a, const TensorView& b, V 
   const int64_t as0 = a.strides[0], as1 = a.strides[1];
   const int64_t bs0 = b.strides[0], bs1 = b.strides[1];
   const bool zero_beta = beta == V{};
-#pragma omp parallel for schedule(dynamic, 64)
+  const bool pool = gpula::detail::cpu::parallel_worth(double(c.nnz()) * double(k));
+#pragma omp parallel for schedule(dynamic, 64) if (pool)
   for (int64_t i = 0; i < c.rows; ++i) {
     const V* ai = ap + i * as0;
     for (I e = ptr[i]; e < ptr[i + 1]; ++e) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "backend/cpu/base/parallel.h"
 #include "core/dtype_dispatch.h"
 #include "sparse/spmm_backend.h"
 
@@ -24,7 +25,8 @@ void spmm_kernel(const CsrView& a, const TensorView& b, const TensorView& c, V a
   const int64_t cs0 = c.strides[0], cs1 = c.strides[1];
   const bool unit = (n <= 1) || (bs1 == 1 && cs1 == 1);
   const bool zero_beta = beta == V{};
-#pragma omp parallel for schedule(dynamic, 64)
+  const bool pool = gpula::detail::cpu::parallel_worth(double(a.nnz() + rows) * double(n));
+#pragma omp parallel for schedule(dynamic, 64) if (pool)
   for (int64_t i = 0; i < rows; ++i) {
     V* ci = cp + i * cs0;
     if (unit) {

@@ -1,5 +1,6 @@
 // CPU backend of the planned SpMV: a row-parallel CSR kernel for op = none, a serial scatter
 // over A's rows for the transposed products (no atomics; A^T is not formed).
+#include "backend/cpu/base/parallel.h"
 #include "core/dtype_dispatch.h"
 #include "sparse/spmv_backend.h"
 
@@ -16,7 +17,9 @@ void spmv_kernel(const CsrView& a, Op op, const V* x, V* y, V alpha, V beta) {
   const auto* val = static_cast<const V*>(a.values.data);
   const int64_t rows = a.rows;
   if (op == Op::none) {
-#pragma omp parallel for schedule(dynamic, 256)
+    // A gather (~1 ns, 5 units) an element of A: small products stay on the calling thread.
+    const bool pool = gpula::detail::cpu::parallel_worth(5.0 * double(a.nnz()) + double(rows));
+#pragma omp parallel for schedule(dynamic, 256) if (pool)
     for (int64_t i = 0; i < rows; ++i) {
       V acc{};
       for (I k = ptr[i]; k < ptr[i + 1]; ++k) acc += val[k] * x[ind[k]];
