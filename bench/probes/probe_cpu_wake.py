@@ -8,7 +8,9 @@ call (python/gpula/_openblas_core.py); NumPy's spin ~0.1 s. This separates the c
   - waking sleeping threads is slow here: gpula with OPENBLAS_THREAD_TIMEOUT 16 (gpula's
     default), 20 and 24, and NumPy beside it, each in a fresh process;
   - too many threads for the size: gpula's OpenBLAS limited to 1, 2, 4, 8 threads
-    (scipy_openblas_set_num_threads, in process).
+    (scipy_openblas_set_num_threads, in process);
+  - NumPy's pool spinning: gl.matmul (DEFAULT, and RELU_BIAS, which the interleave bench saw
+    unharmed) timed right after a NumPy a @ b, with each thread cap.
 Each row: median ms of 200 back-to-back calls, and of 50 calls 2 ms apart (every pool asleep).
 Reports only.
 
@@ -57,9 +59,23 @@ def median_ms(fn, n, gap):
         ts.append((time.perf_counter() - t) * 1e3)
     return float(np.median(ts))
 
+def after_numpy_ms(fn, n):
+    # fn timed right after a NumPy a @ b, while NumPy's OpenBLAS threads spin (~0.1 s).
+    ts = []
+    for _ in range(n):
+        a @ b
+        t = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t) * 1e3)
+    return float(np.median(ts))
+
+bias = rng.standard_normal(512, dtype=np.float32)
 out = {}
 for name, fn in (("gpula", lambda: gl.matmul(a, b)), ("numpy", lambda: a @ b)):
     out[name] = (median_ms(fn, 200, 0.0), median_ms(fn, 50, 0.002))
+out["after_numpy"] = (after_numpy_ms(lambda: gl.matmul(a, b), 50),
+                      after_numpy_ms(lambda: gl.matmul(a, b, epilog="RELU_BIAS",
+                                                       epilog_inputs={"bias": bias}), 50))
 print(json.dumps(out))
 """
 
@@ -73,16 +89,17 @@ def row(label, env, threads):
         print(f"| {label} | failed: {r.stderr.strip().splitlines()[-1:]} |", flush=True)
         return
     d = json.loads(r.stdout.strip().splitlines()[-1])
-    (gb, gs), (nb, ns) = d["gpula"], d["numpy"]
-    print(f"| {label} | {busy:.0%} | {load:.1f} | {gb:.3f} | {gs:.3f} | {nb:.3f} | {ns:.3f} |",
-          flush=True)
+    (gb, gs), (nb, ns), (ad, ar) = d["gpula"], d["numpy"], d["after_numpy"]
+    print(f"| {label} | {busy:.0%} | {load:.1f} | {gb:.3f} | {gs:.3f} | {nb:.3f} | {ns:.3f} "
+          f"| {ad:.3f} | {ar:.3f} |", flush=True)
 
 
 def main():
     print(f"cores {os.cpu_count()}; 128x256 @ 256x512 float32, ms per call (medians)")
     print("| gpula's OpenBLAS | host busy | load | gpula back-to-back | gpula 2 ms apart "
-          "| numpy back-to-back | numpy 2 ms apart |")
-    print("|---|---|---|---|---|---|---|")
+          "| numpy back-to-back | numpy 2 ms apart | gpula right after numpy a @ b "
+          "| gpula RELU_BIAS right after numpy |")
+    print("|---|---|---|---|---|---|---|---|---|")
     row("THREAD_TIMEOUT 16 (default), all threads", {}, 0)
     for t in (20, 24):
         row(f"THREAD_TIMEOUT {t}, all threads", {"OPENBLAS_THREAD_TIMEOUT": str(t)}, 0)
