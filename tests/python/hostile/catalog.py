@@ -19,6 +19,7 @@ from . import (
     catalog_threads,
     catalog_torch,
     catalog_torch_optim,
+    catalog_views,
     mutations,
 )
 from .core import HAS_TORCH, Arg, Case, Entry, NotApplicable
@@ -36,7 +37,8 @@ def entries() -> tuple[Entry, ...]:
     return (*catalog_matmul.entries(), *catalog_grouped.entries(), *catalog_linalg.entries(),
             *catalog_optim.entries(), *catalog_sparse.entries(),
             *catalog_krylov.entries(), *catalog_misc.entries(), *catalog_threads.entries(),
-            *catalog_torch.entries(), *catalog_torch_optim.entries(), *catalog_fp8.entries())
+            *catalog_torch.entries(), *catalog_torch_optim.entries(), *catalog_fp8.entries(),
+            *catalog_views.entries())
 
 
 def array_args(e: Entry) -> list[Arg]:
