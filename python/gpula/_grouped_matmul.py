@@ -236,7 +236,8 @@ class GroupedMatmul:
     def execute(self, offsets: Any = None, stream: Any = None) -> Any:
         """Runs the plan; returns the (T, N) result (MoE form) or the list of results.
 
-        ``offsets`` replaces the offsets given before (MoE form). Device results are produced
+        ``offsets`` (MoE form) apply to this call only: a later call without them uses the
+        constructor's (gpula keeps no reference to them). Device results are produced
         asynchronously on ``stream`` (default: the constructor's, else the package's current
         stream), except that offsets on a GPU are waited for (see :func:`grouped_matmul`).
         """
