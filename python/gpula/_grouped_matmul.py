@@ -74,6 +74,11 @@ def _bias(epilog_inputs: Any, list_form: bool) -> Any:
     return _interop.export(bias, _OP, "bias")
 
 
+def _given_bias(epilog_inputs: Any) -> Any:
+    """The caller's bias (after _bias has checked epilog_inputs)."""
+    return epilog_inputs.get("bias") if isinstance(epilog_inputs, dict) else None
+
+
 def grouped_matmul(
     a: Any,
     b: Any,
@@ -168,7 +173,8 @@ class GroupedMatmul:
         True
     """
 
-    __slots__ = ("_device", "_g", "_list", "_lock", "_pkg", "_planned", "_refs", "_stream")
+    __slots__ = ("_copies", "_device", "_g", "_list", "_lock", "_pkg", "_planned", "_refs",
+                 "_stream")
 
     def __init__(
         self,
@@ -217,6 +223,9 @@ class GroupedMatmul:
         self._stream = stream
         # The C++ plan reads these arrays' memory: keep them (as exported) alive.
         self._refs: dict[str, Any] = {"a": ea, "b": eb, "offsets": eo, "bias": None}
+        # gpula's own copies among them (materialized lazy views), ordered before work on
+        # another stream (see execute).
+        self._copies = {"a": _interop.copies(ea, a), "b": _interop.copies(eb, b), "bias": []}
 
     def _check(self, what: str) -> None:
         if self._g is None:
@@ -231,6 +240,7 @@ class GroupedMatmul:
             self._check("plan")
             self._g.plan(e, bias)
             self._refs["bias"] = bias
+            self._copies["bias"] = _interop.copies(bias, _given_bias(epilog_inputs))
             self._planned = True
 
     def execute(self, offsets: Any = None, stream: Any = None) -> Any:
@@ -259,6 +269,9 @@ class GroupedMatmul:
             raise oom from e
         with self._lock:
             self._check("execute")
+            made = [m for ms in self._copies.values() for m in ms]
+            if made and s is not None:  # copies made on the current stream, read on s
+                self._pkg.hand_over(made, handle, self._device)
             self._g.execute_into([self._pkg.export(o) for o in outs], eo, handle)
         return outs if self._list else outs[0]
 
@@ -279,9 +292,10 @@ class GroupedMatmul:
         with self._lock:
             self._check("reset_operands")
             self._g.reset_operands(ea, eb, bias)
-            for k, v in (("a", ea), ("b", eb), ("bias", bias)):
+            for k, v, x in (("a", ea, a), ("b", eb, b), ("bias", bias, _given_bias(epilog_inputs))):
                 if v is not None:
                     self._refs[k] = v
+                    self._copies[k] = _interop.copies(v, x)
 
     def output_specs(self) -> list[tuple[str, tuple[int, ...], str]]:
         """``[(name, shape, dtype name)]`` of what :meth:`execute` returns."""
@@ -309,6 +323,7 @@ class GroupedMatmul:
                 self._g.free()
                 self._g = None
             self._refs = {}
+            self._copies = {}
 
     def __enter__(self) -> GroupedMatmul:
         return self

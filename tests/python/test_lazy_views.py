@@ -96,3 +96,56 @@ def test_a_raw_negative_view_never_reaches_the_kernels():
     with pytest.raises(gl.InvalidArgument, match=r"negative bit"):
         _gpula.SparseCsrMatrix.from_csr(
             np.array([0, 1]), np.array([0]), _neg(np.ones(1)), 1, 1, "test")
+
+
+def test_copies_names_what_an_export_materialized():
+    from gpula import _interop
+
+    plain = torch.ones(3, dtype=torch.float64)
+    view = _neg(np.ones(3))
+    made = _interop.copies(_interop.export(view), view)
+    assert len(made) == 1 and not made[0].is_neg() and made[0].data_ptr() != view.data_ptr()
+    assert _interop.copies(_interop.export(plain), plain) == []
+    param = torch.nn.Parameter(plain.clone())
+    assert _interop.copies(_interop.export(param), param) == []
+    pair = _interop.copies([_interop.export(view), _interop.export(plain)], [view, plain])
+    assert len(pair) == 1 and torch.equal(pair[0], view)  # lists pairwise: the view's copy
+    a = np.ones(3)
+    assert _interop.copies(_interop.export(a), a) == []
+    # On the CPU there are no streams: handing copies over does nothing.
+    _interop.package_of(view).hand_over(made, 12345, torch.device("cpu"))
+
+
+def _busy(torch, n=4096):
+    """Queues a long product on the current stream (a copy made on it lands late)."""
+    x = torch.randn(n, n, device="cuda")
+    for _ in range(4):
+        x = x @ x / n
+    return x
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["function", "object", "grouped"])
+def test_lazy_views_on_another_stream(kind):
+    """A lazy view's copy is made on the current stream; work on an explicit other stream waits
+    for it (and the copy is not reused before that work is done, though gpula drops it)."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((256, 128)) + 1j * rng.standard_normal((256, 128))
+    b = rng.standard_normal((128, 64)) + 1j * rng.standard_normal((128, 64))
+    ta = torch.from_numpy(a.conj().copy()).cuda().conj()  # a lazy conjugate view of a's values
+    tb = torch.from_numpy(b).cuda()
+    side = torch.cuda.Stream()
+    _busy(torch)
+    if kind == "function":
+        r = gl.matmul(ta, tb, stream=side)
+    elif kind == "object":
+        with gl.Matmul(ta, tb, stream=side) as mm:
+            mm.plan()
+            r = mm.execute()
+    else:
+        ta, tb = ta.reshape(1, 256, 128)[0], tb.reshape(1, 128, 64)
+        r = gl.grouped_matmul(ta, tb, [256], stream=side)
+    junk = [torch.full((256, 128), 1e30, dtype=torch.complex128, device="cuda") for _ in range(8)]
+    side.synchronize()
+    del junk
+    np.testing.assert_allclose(r.cpu().numpy(), a @ b, rtol=1e-10)
