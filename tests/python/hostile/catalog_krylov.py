@@ -152,6 +152,16 @@ def entries() -> list[Entry]:
         out.append(Entry(f"sparse.linalg.{method}", f"sparse.linalg.{method}", _make(method),
                          _call(method), _ref, check_krylov,
                          (A, Arg("b", "vec"), ), numpy_inputs=True, options=_opts(method)))
+    # A dense A (a LinearOperator of it inside): the CPU loop's NumPy vectors meet a torch A,
+    # read through its adapter (lazy views and autograd tensors too).
+    views = ("torch", "torch_neg", "torch_t", "torch_strided", "torch_param", "torch_grad",
+             "negstride", "fortran", "readonly")
+    for method in ("cg", "gmres"):
+        make = _make(method)
+        out.append(Entry(f"sparse.linalg.{method}[dense A]", f"sparse.linalg.{method}",
+                         lambda g, make=make: {**make(g), "A": make(g)["A"].toarray()},
+                         _call(method), lambda d: _ref({**d, "dense": np.asarray(as_np(d["A"]))}),
+                         check_krylov, (Arg("A", "mat", only=views), Arg("b", "vec", only=views))))
     cg = _call("cg")
     out += [
         Entry("sparse.linalg.cg[LinearOperator]", "sparse.linalg.cg",
