@@ -314,22 +314,18 @@ def matmul(
         handle = pkg.current_stream(device)
     else:
         handle = _stream_handle(stream, _OP)
-        made = _made_copies((ea, a), (eb, b), (ec, c), inputs, epilog_inputs)
+        made = _made_copies([(ea, a), (eb, b), (ec, c)], inputs, epilog_inputs)
         if made:  # materialized on the current stream, read on `stream`, dropped on return
             pkg.hand_over(made, handle, device)
     h.execute_into(outs if address is None else [address(o) for o in outs], handle, generation)
     return _package_results(specs, outs)
 
 
-def _made_copies(*pairs: Any) -> list[Any]:
-    """gpula's copies among exported operands: pairs (exported, original) of a, b, c, then the
-    exported epilogue inputs and the caller's dict of them."""
-    *operands, inputs, originals = pairs
-    made = [m for e, x in operands for m in _interop.copies(e, x)]
-    if inputs and originals:
-        made += [m for k, x in originals.items() if k in inputs
-                 for m in _interop.copies(inputs[k], x)]
-    return made
+def _made_copies(pairs: list[tuple[Any, Any]], inputs: Any, originals: Any) -> list[Any]:
+    """gpula's copies among exported operands: pairs (exported, original), and the exported
+    epilogue inputs with the caller's dict of them."""
+    pairs = [*pairs, *_input_pairs(inputs, originals).values()]
+    return [m for e, x in pairs for m in _interop.copies(e, x)]
 
 
 def _make_executor(
@@ -489,13 +485,16 @@ class Matmul:
         self._copies: dict[str, list[Any]] = {}
         self._note_copies({"a": (ea, a), "b": (eb, b), "c": (ec, c)})
 
-    def _note_copies(self, pairs: dict[str, tuple[Any, Any]]) -> None:
+    def _note_copies(self, pairs: dict[str, tuple[Any, Any]], new_inputs: bool = False) -> None:
+        """Records the copies among newly exported operands (a new dict: execute reads it
+        without the lock); new_inputs: the epilogue inputs are all new (plan)."""
+        copies = {k: v for k, v in self._copies.items()
+                  if not (new_inputs and k.startswith("epilog_inputs")) and k not in pairs}
         for name, (e, x) in pairs.items():
             made = _interop.copies(e, x)
             if made:
-                self._copies[name] = made
-            else:
-                self._copies.pop(name, None)
+                copies[name] = made
+        self._copies = copies
 
     def _check(self, what: str) -> None:
         if self._freed:
@@ -532,9 +531,7 @@ class Matmul:
             self._check("plan")
             algos, specs, generation = self._mm.plan(e, inputs, limit)
             self._inputs = inputs or {}
-            for k in [k for k in self._copies if k.startswith("epilog_inputs")]:
-                del self._copies[k]
-            self._note_copies(_input_pairs(inputs, epilog_inputs))
+            self._note_copies(_input_pairs(inputs, epilog_inputs), new_inputs=True)
             self._exec = _make_executor(
                 self._mm.execute_into, specs, generation, self._pkg, self._device, self._stream
             )
