@@ -76,7 +76,8 @@ class GroupedMatmul {
   /// Fixes the epilogue and its bias. Replaces an earlier plan.
   void plan(Epilog epilog = Epilog::DEFAULT, const GroupedEpilogInputs& inputs = {});
   /// Runs into gpula-allocated results (one in the MoE form, one per pair in the list form).
-  /// `offsets` replaces the offsets given before (MoE form only).
+  /// `offsets` (MoE form only) apply to this call only, read before it returns and not kept: a
+  /// later call without them uses the constructor's.
   std::vector<Tensor> execute(const std::optional<TensorView>& offsets = {}, Stream stream = {});
   /// Runs into caller-provided contiguous results matching output_specs(), where the data lives.
   void execute(const std::vector<TensorView>& results,

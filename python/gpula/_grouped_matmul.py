@@ -66,6 +66,11 @@ def _bias(epilog_inputs: Any, list_form: bool) -> Any:
     return _interop.export(bias, _OP, "bias")
 
 
+def _given_bias(epilog_inputs: Any) -> Any:
+    """The caller's bias (after _bias has checked epilog_inputs)."""
+    return epilog_inputs.get("bias") if isinstance(epilog_inputs, dict) else None
+
+
 def grouped_matmul(
     a: Any,
     b: Any,
@@ -160,7 +165,8 @@ class GroupedMatmul:
         True
     """
 
-    __slots__ = ("_device", "_g", "_list", "_lock", "_pkg", "_planned", "_refs", "_stream")
+    __slots__ = ("_copies", "_device", "_g", "_list", "_lock", "_pkg", "_planned", "_refs",
+                 "_stream")
 
     def __init__(
         self,
@@ -209,6 +215,9 @@ class GroupedMatmul:
         self._stream = stream
         # The C++ plan reads these arrays' memory: keep them (as exported) alive.
         self._refs: dict[str, Any] = {"a": ea, "b": eb, "offsets": eo, "bias": None}
+        # gpula's own copies among them (materialized lazy views), ordered before work on
+        # another stream (see execute).
+        self._copies = {"a": _interop.copies(ea, a), "b": _interop.copies(eb, b), "bias": []}
 
     def _check(self, what: str) -> None:
         if self._g is None:
@@ -223,12 +232,14 @@ class GroupedMatmul:
             self._check("plan")
             self._g.plan(e, bias)
             self._refs["bias"] = bias
+            self._copies["bias"] = _interop.copies(bias, _given_bias(epilog_inputs))
             self._planned = True
 
     def execute(self, offsets: Any = None, stream: Any = None) -> Any:
         """Runs the plan; returns the (T, N) result (MoE form) or the list of results.
 
-        ``offsets`` replaces the offsets given before (MoE form). Device results are produced
+        ``offsets`` (MoE form) apply to this call only: a later call without them uses the
+        constructor's (gpula keeps no reference to them). Device results are produced
         asynchronously on ``stream`` (default: the constructor's, else the package's current
         stream), except that offsets on a GPU are waited for (see :func:`grouped_matmul`).
         """
@@ -250,6 +261,9 @@ class GroupedMatmul:
             raise oom from e
         with self._lock:
             self._check("execute")
+            made = [m for ms in self._copies.values() for m in ms]
+            if made and s is not None:  # copies made on the current stream, read on s
+                self._pkg.hand_over(made, handle, self._device)
             self._g.execute_into([self._pkg.export(o) for o in outs], eo, handle)
         return outs if self._list else outs[0]
 
@@ -270,9 +284,10 @@ class GroupedMatmul:
         with self._lock:
             self._check("reset_operands")
             self._g.reset_operands(ea, eb, bias)
-            for k, v in (("a", ea), ("b", eb), ("bias", bias)):
+            for k, v, x in (("a", ea, a), ("b", eb, b), ("bias", bias, _given_bias(epilog_inputs))):
                 if v is not None:
                     self._refs[k] = v
+                    self._copies[k] = _interop.copies(v, x)
 
     def output_specs(self) -> list[tuple[str, tuple[int, ...], str]]:
         """``[(name, shape, dtype name)]`` of what :meth:`execute` returns."""
@@ -300,6 +315,7 @@ class GroupedMatmul:
                 self._g.free()
                 self._g = None
             self._refs = {}
+            self._copies = {}
 
     def __enter__(self) -> GroupedMatmul:
         return self

@@ -312,12 +312,22 @@ def matmul(
     except MemoryError as e:
         raise _out_of_memory(specs, e) from e
     address = pkg.address_for(device, _OP)
-    h.execute_into(
-        outs if address is None else [address(o) for o in outs],
-        pkg.current_stream(device) if stream is None else _stream_handle(stream, _OP),
-        generation,
-    )
+    if stream is None:
+        handle = pkg.current_stream(device)
+    else:
+        handle = _stream_handle(stream, _OP)
+        made = _made_copies([(ea, a), (eb, b), (ec, c)], inputs, epilog_inputs)
+        if made:  # materialized on the current stream, read on `stream`, dropped on return
+            pkg.hand_over(made, handle, device)
+    h.execute_into(outs if address is None else [address(o) for o in outs], handle, generation)
     return _package_results(specs, outs)
+
+
+def _made_copies(pairs: list[tuple[Any, Any]], inputs: Any, originals: Any) -> list[Any]:
+    """gpula's copies among exported operands: pairs (exported, original), and the exported
+    epilogue inputs with the caller's dict of them."""
+    pairs = [*pairs, *_input_pairs(inputs, originals).values()]
+    return [m for e, x in pairs for m in _interop.copies(e, x)]
 
 
 def _make_executor(
@@ -386,6 +396,14 @@ def _make_executor(
     return execute_aux
 
 
+def _input_pairs(inputs: Any, originals: Any) -> dict[str, tuple[Any, Any]]:
+    """{"epilog_inputs[k]": (exported, original)} of the epilogue inputs given."""
+    if not inputs or not isinstance(originals, dict):
+        return {}
+    return {f"epilog_inputs[{k}]": (inputs[k], x) for k, x in originals.items()
+            if k in inputs and x is not None}
+
+
 class Matmul:
     """A planned matrix multiplication: plan once, execute many times.
 
@@ -415,6 +433,7 @@ class Matmul:
     """
 
     __slots__ = (
+        "_copies",
         "_device",
         "_exec",
         "_freed",
@@ -463,6 +482,21 @@ class Matmul:
         # The C++ plan reads these arrays' memory: keep them (as exported) alive.
         self._refs: dict[str, Any] = {"a": ea, "b": eb, "c": ec}
         self._inputs: dict[str, Any] = {}
+        # gpula's own copies among them (materialized lazy views), by operand: ordered before
+        # work on another stream (hand_over).
+        self._copies: dict[str, list[Any]] = {}
+        self._note_copies({"a": (ea, a), "b": (eb, b), "c": (ec, c)})
+
+    def _note_copies(self, pairs: dict[str, tuple[Any, Any]], new_inputs: bool = False) -> None:
+        """Records the copies among newly exported operands (a new dict: execute reads it
+        without the lock); new_inputs: the epilogue inputs are all new (plan)."""
+        copies = {k: v for k, v in self._copies.items()
+                  if not (new_inputs and k.startswith("epilog_inputs")) and k not in pairs}
+        for name, (e, x) in pairs.items():
+            made = _interop.copies(e, x)
+            if made:
+                copies[name] = made
+        self._copies = copies
 
     def _check(self, what: str) -> None:
         if self._freed:
@@ -499,6 +533,7 @@ class Matmul:
             self._check("plan")
             algos, specs, generation = self._mm.plan(e, inputs, limit)
             self._inputs = inputs or {}
+            self._note_copies(_input_pairs(inputs, epilog_inputs), new_inputs=True)
             self._exec = _make_executor(
                 self._mm.execute_into, specs, generation, self._pkg, self._device, self._stream
             )
@@ -536,7 +571,18 @@ class Matmul:
         if run is None:
             self._check("execute")
             raise InvalidArgument("[matmul] execute() called before plan()")
+        if self._copies:
+            self._hand_over(stream)
         return run(stream)
+
+    def _hand_over(self, stream: Any) -> None:
+        """Orders this plan's copies (materialized lazy views, made on the current stream)
+        before work on an explicit other stream, and keeps their memory from reuse until it is
+        done (reset_operands and free drop them)."""
+        s = self._stream if stream is None else stream
+        if s is not None:
+            made = [m for ms in self._copies.values() for m in ms]
+            self._pkg.hand_over(made, _stream_handle(s, _OP), self._device)
 
     def reset_operands(
         self,
@@ -560,8 +606,11 @@ class Matmul:
             self._check("reset_operands")
             self._mm.reset_operands(new.get("a"), new.get("b"), new.get("c"), inputs)
             self._refs.update(new)
+            given = {"a": a, "b": b, "c": c}
+            self._note_copies({k: (e, given[k]) for k, e in new.items()})
             if inputs:
                 self._inputs.update({k: v for k, v in inputs.items() if v is not None})
+                self._note_copies(_input_pairs(inputs, epilog_inputs))
 
     def output_specs(self) -> list[tuple[str, tuple[int, ...], str]]:
         """``[(name, shape, dtype name)]`` of what :meth:`execute` returns, result first."""
@@ -584,6 +633,7 @@ class Matmul:
             self._exec = None
             self._refs = {}
             self._inputs = {}
+            self._copies = {}
 
     def __enter__(self) -> Matmul:
         return self

@@ -81,7 +81,11 @@ def quantize_fp8(
         scales = pkg.empty(scale_shape[::-1], "float32", device, _OP).T
     else:
         scales = pkg.empty(scale_shape, "float32", device, _OP)
-    handle = pkg.current_stream(device) if stream is None else _interop.stream_handle(stream, _OP)
+    if stream is None:
+        handle = pkg.current_stream(device)
+    else:
+        handle = _interop.stream_handle(stream, _OP)
+        pkg.hand_over(_interop.copies(ex, x), handle, device)  # a lazy view's copy, read on it
     _gpula.quantize_fp8_into(
         ex,
         pkg.export(q),

@@ -36,7 +36,7 @@ import numpy as np
 
 from . import _gpula
 from ._gpula import DTypeError, InvalidArgument, NotCompiled
-from ._interop import FRAMEWORK, package_of
+from ._interop import FRAMEWORK, export, is_gpu_array, package_of
 
 
 __all__ = [
@@ -132,14 +132,39 @@ def local_to_global(l: int, nb: int, iproc: int, isrcproc: int, nprocs: int) -> 
     )
 
 
+def _host(op: str, name: str, x: Any) -> np.ndarray:
+    """Host array x as NumPy (torch CPU tensors through their adapter: lazy negative/conjugate
+    views resolved, autograd detached); DTypeError naming ``name`` for a GPU or non-array x."""
+    if is_gpu_array(x):
+        raise DTypeError(f"[distributed.{op}] {name} expected a host array, got a GPU array")
+    try:
+        if type(x).__module__.split(".")[0] == "torch":
+            return package_of(x, f"distributed.{op}", name).to_numpy(x)
+        return np.asarray(x)
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise DTypeError(f"[distributed.{op}] {name} expected a host array, got {e}") from None
+
+
 def _check_writable(op: str, name: str, x: Any) -> None:
-    """InvalidArgument where output ``x`` cannot take writes: a read-only NumPy array, or one
-    whose elements overlap (a zero stride over an axis longer than 1: broadcast_to, expand)."""
+    """InvalidArgument where output ``x`` cannot take writes: a read-only NumPy array, one
+    whose elements overlap (a zero stride over an axis longer than 1: broadcast_to, expand), or
+    a torch tensor whose memory does not hold its values as they read (a lazy negative or
+    conjugate view) or that requires grad (writes would bypass autograd)."""
     if isinstance(x, np.ndarray):
         if not x.flags.writeable:
             raise InvalidArgument(f"[distributed.{op}] {name} is read-only; pass a writable array")
         strides = x.strides
     elif callable(getattr(x, "stride", None)) and hasattr(x, "shape"):  # torch
+        if x.is_neg() or x.is_conj():
+            raise InvalidArgument(
+                f"[distributed.{op}] {name} is a lazy negative/conjugate view, which gpula cannot "
+                "write in place; pass a tensor of its own (x.resolve_neg().resolve_conj())"
+            )
+        if x.requires_grad:
+            raise InvalidArgument(
+                f"[distributed.{op}] {name} requires grad; gpula writes it in place outside "
+                "autograd (pass a detached tensor)"
+            )
         strides = tuple(x.stride())
     else:
         return
@@ -225,10 +250,7 @@ class BlockCyclic:
         """Process (prow, pcol)'s local piece of host matrix ``a``, column-major (Fortran); a
         NumPy array, or a torch tensor for a (CPU) torch ``a``."""
         prow, pcol = self._process("scatter", prow, pcol)
-        try:
-            host = np.asarray(a)
-        except (TypeError, ValueError, RuntimeError) as e:  # e.g. a CUDA torch tensor
-            raise DTypeError(f"[distributed.scatter] a expected a host array, got {e}") from None
+        host = _host("scatter", "a", a)
         local = np.empty(self.local_shape(prow, pcol), dtype=host.dtype, order="F")
         _gpula.distributed_scatter(host, self._tuple(), prow, pcol, local)
         if type(a).__module__.split(".")[0] == "torch":
@@ -240,7 +262,7 @@ class BlockCyclic:
         ``local``; returns ``out``."""
         prow, pcol = self._process("gather", prow, pcol)
         _check_writable("gather", "out", out)
-        _gpula.distributed_gather(np.asarray(local), self._tuple(), prow, pcol, out)
+        _gpula.distributed_gather(_host("gather", "local", local), self._tuple(), prow, pcol, out)
         return out
 
 
@@ -439,13 +461,14 @@ def cholesky(
     """
     if layout is not None:
         (la,) = _layouts("cholesky", layout, 1)
+        _check_writable("cholesky", "a", a)  # factored in place
         _gpula.distributed_cholesky_mp(
             _communicator("cholesky"), a, la, bool(lower), bool(check_info)
         )
         return a
     _single_process("cholesky")
     return _gpula.distributed_cholesky(
-        np.asarray(a), bool(lower), _devices("cholesky", devices), int(block_size),
+        _host("cholesky", "a", a), bool(lower), _devices("cholesky", devices), int(block_size),
         bool(check_info),
     )
 
@@ -475,13 +498,15 @@ def solve(
     """
     if layout is not None:
         la, lb = _layouts("solve", layout, 2)
+        for name, x in (("a", a), ("b", b)):  # factored and solved in place
+            _check_writable("solve", name, x)
         _gpula.distributed_solve_mp(
             _communicator("solve"), a, la, b, lb, assume_a, bool(lower), bool(check_info)
         )
         return b
     _single_process("solve")
     return _gpula.distributed_solve(
-        np.asarray(a), np.asarray(b), assume_a, bool(lower), _devices("solve", devices),
+        _host("solve", "a", a), _host("solve", "b", b), assume_a, bool(lower), _devices("solve", devices),
         int(block_size), bool(check_info),
     )
 
@@ -511,6 +536,7 @@ def eigh(
     """
     if layout is not None:
         (la,) = _layouts("eigh", layout, 1)
+        _check_writable("eigh", "a", a)  # overwritten by the reduction
         fw = FRAMEWORK.get(package_of(a).name, 3)
         w, v, _ = _gpula.distributed_eigh_mp(
             _communicator("eigh"), a, la, bool(lower), bool(eigvals_only), bool(check_info), fw
@@ -521,7 +547,7 @@ def eigh(
         return w if eigvals_only else (w, v)
     _single_process("eigh")
     w, v, _ = _gpula.distributed_eigh(
-        np.asarray(a), bool(lower), bool(eigvals_only), _devices("eigh", devices),
+        _host("eigh", "a", a), bool(lower), bool(eigvals_only), _devices("eigh", devices),
         int(block_size), bool(check_info),
     )
     return w if eigvals_only else (w, v)
@@ -552,7 +578,10 @@ def matmul(
             "layout=(a_layout, b_layout, c_layout)"
         )
     la, lb, lc = _layouts("matmul", layout, 3)
-    _gpula.distributed_matmul_mp(
-        _communicator("matmul"), a, la, b, lb, c, lc, float(alpha), float(beta)
+    _check_writable("matmul", "c", c)
+    op = "distributed.matmul"
+    _gpula.distributed_matmul_mp(  # a and b exported: a lazy view's values materialized
+        _communicator("matmul"), export(a, op, "a"), la, export(b, op, "b"), lb, c, lc,
+        float(alpha), float(beta)
     )
     return c

@@ -62,6 +62,21 @@ std::string why_not_an_array(nb::handle obj) {
   return {};
 }
 
+// Whether `obj` is a torch tensor with the negative bit set (a lazy view such as
+// torch._neg_view or conj().imag). torch's __dlpack__ exports its memory without the bit, so
+// reading it in place would silently flip signs; the Python layer exports such tensors as a
+// materialized copy (python/gpula/_interop/torch.py), and a raw one reaching here is refused.
+// NumPy arrays, the common raw operand, are recognized by their type and not asked.
+bool negative_view(nb::handle obj) {
+  static PyTypeObject* ndarray = nullptr;
+  if (ndarray == nullptr) {
+    ndarray = reinterpret_cast<PyTypeObject*>(nb::module_::import_("numpy").attr("ndarray").ptr());
+  }
+  if (Py_TYPE(obj.ptr()) == ndarray) return false;
+  nb::object is_neg = nb::getattr(obj, "is_neg", nb::none());
+  return !is_neg.is_none() && nb::cast<bool>(is_neg());
+}
+
 Shape int_sequence(nb::handle seq) {
   Shape out;
   out.reserve(nb::len(seq));
@@ -114,6 +129,11 @@ TensorView to_view(nb::handle obj, const char* op, const char* arg) {
     array = t[0];
     override_storage = nb::cast<std::string>(t[1]);
     override_name = override_storage.c_str();
+  }
+  if (negative_view(array)) {
+    throw InvalidArgument(where(op, arg) +
+                          ": a torch tensor with the negative bit set (a lazy view) cannot be "
+                          "read in place; pass x.resolve_neg()");
   }
   Array a;
   if (!nb::try_cast<Array>(array, a, /*convert=*/false)) {

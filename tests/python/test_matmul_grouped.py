@@ -176,6 +176,8 @@ def test_offsets_given_once(rng):
     g.plan()
     np.testing.assert_allclose(g.execute(), reference(a, b, [4, 10]), rtol=1e-12)
     np.testing.assert_allclose(g.execute(offsets=[1, 2]), reference(a, b, [1, 2]), rtol=1e-12)
+    # A call's offsets apply to it only (not kept: they may be a temporary, freed after it).
+    np.testing.assert_allclose(g.execute(), reference(a, b, [4, 10]), rtol=1e-12)
 
 
 @pytest.mark.parametrize(

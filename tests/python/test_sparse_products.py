@@ -45,8 +45,12 @@ def test_spmv_errors():
     A = gl.sparse.as_csr(sp.eye(3, format="csr"), "t")
     with pytest.raises(gl.DTypeError, match=r"\[sparse.matmul\] x has dtype <U1; values must be float32"):
         A @ np.array(["a", "b", "c"])
-    with pytest.raises(ValueError, match=r"\[sparse.matmul\] x must be 1-D"):
+    with pytest.raises(ValueError, match=r"\[sparse.matmul\] the right operand must be a 1-D x or a 2-D B"):
         A @ np.ones((3, 2, 2))  # 2-D operands go to spmm
+    with pytest.raises(ValueError, match=r"\[sparse.matmul\] the right operand .* got shape \(\)"):
+        A @ np.asarray(2.0)  # as numpy.matmul: no scalars
+    with pytest.raises(ValueError, match=r"\[sparse.matvec\] x must be 1-D"):
+        A.matvec(np.ones((3, 2)))
     with pytest.raises(ValueError, match=r"\[sparse.matvec\] op must be"):
         A.matvec(np.ones(3), "X")
     with pytest.raises(

@@ -84,9 +84,21 @@ def export(x: Any, op: str = DEFAULT_OP, arg: str = DEFAULT_ARG) -> Any:
     return package_of(x, op, arg).export(x)
 
 
+def copies(exported: Any, original: Any) -> list[Any]:
+    """The arrays an export made rather than read in place (a torch lazy negative/conjugate
+    view's materialized copy): the first item of an exported tuple that is not the original
+    operand. Lists of operands (exported item by item) pairwise."""
+    if isinstance(exported, list):
+        return [c for e, x in zip(exported, original) for c in copies(e, x)]
+    if type(exported) is tuple and len(exported) == 7 and exported[0] is not original:
+        return [exported[0]]
+    return []
+
+
 __all__ = [
     "FRAMEWORK",
     "Package",
+    "copies",
     "dtype_name",
     "export",
     "is_gpu_array",

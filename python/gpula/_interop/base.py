@@ -135,6 +135,13 @@ class Package:
         export (conjugate views, empty or unusual tensors)."""
         return None
 
+    def hand_over(self, copies: list[Any], stream: int, device: Any) -> None:
+        """Before work queued on ``stream`` reads ``copies`` (gpula's own copies of operands,
+        see _interop.copies, made on the package's current stream): that stream waits for
+        them, and their memory is not reused before its work is done, even once gpula drops
+        them. Nothing where the package has no streams (or stream is the current one)."""
+        return None
+
     def stream_getter(self, device: Any) -> Callable[[], int]:
         """A no-argument callable returning the package's current stream on device."""
         return zero

@@ -88,6 +88,18 @@ class TorchPackage(Package):
             return self._raw_stream(idx)
         return self.torch.cuda.current_stream(idx).cuda_stream
 
+    def hand_over(self, copies, stream, device):
+        if not copies or device.type != "cuda":
+            return
+        cuda = self.torch.cuda
+        current = cuda.current_stream(device)
+        if current.cuda_stream == stream:
+            return  # one stream: ordered, and the caching allocator reuses in stream order
+        other = cuda.ExternalStream(stream, device=device)
+        other.wait_stream(current)  # the copies are written on the current stream
+        for c in copies:
+            c.record_stream(other)  # not reused before `other`'s queued work is done
+
     def stream_getter(self, device):
         if device.type != "cuda":
             return zero

@@ -16,7 +16,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import _gpula
-from .._interop import package_named
+from .._interop import export, package_named
 from .._log import logger, sync_level
 from ..linalg._operands import all_finite
 from ..errors import DTypeError, Error, InvalidArgument
@@ -47,6 +47,11 @@ def _finite_matrix(m: csr_matrix, arg: str) -> csr_matrix:
             f"[{_OP}] {arg} must not contain infs or NaNs (its values hold NaN or Inf)"
         )
     return m
+
+
+def _exported(m: csr_matrix) -> tuple[Any, Any, Any]:
+    """m's (data, indices, indptr), contiguous, as the native solver takes them."""
+    return tuple(export(_contiguous(x)) for x in (m.data, m.indices, m.indptr))  # type: ignore[return-value]
 
 
 def _options(options: Any) -> tuple[str, str, str]:
@@ -139,9 +144,11 @@ class DirectSolver:
         rows, cols = m.shape
         self._shape = (rows, cols)
         self._dtype = dt
-        self._keep = (_contiguous(m.data), _contiguous(m.indices), _contiguous(m.indptr))
+        # Exported (a torch lazy view's values materialized: the raw tensor would be read without
+        # its negative bit); the solver copies them at construction.
+        keep = _exported(m)
         self._impl = _gpula.SparseDirectSolver(
-            rows, cols, self._keep[2], self._keep[1], self._keep[0], assume, triangle, ordering
+            rows, cols, keep[2], keep[1], keep[0], assume, triangle, ordering
         )
         self._b = self._check_b(bd)
 
@@ -182,7 +189,7 @@ class DirectSolver:
         """x in b's package and device (NumPy, CuPy or PyTorch)."""
         pkg = package_named(_package(self._b))
         x = pkg.empty(tuple(self._b.shape), self._dtype, pkg.device_of(self._b), _OP)
-        self._impl.solve(self._b, x)
+        self._impl.solve(export(self._b), export(x))
         return x
 
     def reset_operands(self, a: Any = None, b: Any = None) -> None:
@@ -195,7 +202,7 @@ class DirectSolver:
                     f"[{_OP}] a must keep the solver's dtype {self._dtype}, got {m.dtype}"
                 )
             m = _finite_matrix(m, "a")
-            keep = (_contiguous(m.data), _contiguous(m.indices), _contiguous(m.indptr))
+            keep = _exported(m)
             self._impl.reset_matrix(m.shape[0], m.shape[1], keep[2], keep[1], keep[0])
         if b is not None:
             self._b = self._check_b(b)

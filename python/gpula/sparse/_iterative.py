@@ -212,7 +212,7 @@ def _solve(
     if gpu:
         return _solve_gpu(op, method, A, b, x0, rtol, atol, maxiter, M, callback, restart, sweeps)
     csr = _csr_arrays(A, op)
-    b_dt = getattr(np.asarray(b.numpy() if torch_out else b), "dtype", None)
+    b_dt = getattr(_to_numpy(b, "torch") if torch_out else np.asarray(b), "dtype", None)
     if csr is not None:
         data, indices, indptr, n = csr
         dt = _result_dtype(op, data.dtype, b_dt)

@@ -195,8 +195,13 @@ class csr_matrix(CsrOps):  # noqa: N801  (scipy's spelling)
                 "[sparse.matmul] the right operand (a 1-D x, a 2-D B or a sparse matrix) must be "
                 f"a numpy, cupy or torch array or a sparse matrix, got {type(x).__name__}"
             )
-        if getattr(x, "ndim", None) == 2:
+        if x.ndim == 2:
             return spmm_csr(self, x, "N", "sparse.spmm")
+        if x.ndim != 1:  # as numpy.matmul: no scalars, no stacks of matrices
+            raise InvalidArgument(
+                f"[sparse.matmul] the right operand must be a 1-D x or a 2-D B, got shape "
+                f"{tuple(x.shape)}"
+            )
         return _spmv(self, x, 0, "sparse.matmul")
 
     def matvec(self, x: Any, op: str = "N") -> Any:
@@ -303,9 +308,14 @@ def _from_csr(data: Any, indices: Any, indptr: Any, shape: Any, op: str) -> csr_
     indptr = _index(indptr, package, "indptr", op)
     if _dtype_name(indices) != _dtype_name(indptr):
         indices, indptr = (_cast(a, "int64", package) for a in (indices, indptr))
-    m, shared = _gpula.SparseCsrMatrix.from_csr(export(indptr), export(indices), export(data), rows, cols, op)
+    ed = export(data)
+    m, shared = _gpula.SparseCsrMatrix.from_csr(export(indptr), export(indices), ed, rows, cols, op)
     d, i, p = m.arrays(FRAMEWORK[package])
-    return csr_matrix._wrap(m, data if shared else d, i, p, package, device, canonicalized=not shared)
+    # The matrix keeps the caller's data where it reads it in place; where the export read a
+    # materialized copy (a torch lazy negative/conjugate view) it keeps that copy, which the
+    # native matrix reads: the raw view would be read without its negative bit.
+    own = shared and (ed[0] if type(ed) is tuple else ed) is data
+    return csr_matrix._wrap(m, data if own else d, i, p, package, device, canonicalized=not shared)
 
 
 def _from_coo(row: Any, col: Any, data: Any, shape: Any, op: str) -> csr_matrix:

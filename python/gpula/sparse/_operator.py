@@ -257,16 +257,23 @@ class _Product(LinearOperator):
 
 
 def _dense_product(A: Any) -> Callable[[Any], Any]:
-    """x -> A @ x in NumPy's promotion of the two dtypes (torch refuses mixed ones); A cast
-    once per dtype."""
-    casts: dict[str, Any] = {_dtype_name(A): A}
+    """x -> A @ x in NumPy's promotion of the two dtypes (torch refuses mixed ones), in x's
+    package: A converted once per (package, dtype). The CPU solvers' loops hand NumPy vectors
+    to a torch A: A is read once through its adapter (a lazy negative/conjugate view resolved,
+    autograd detached) rather than through torch's __array__, which refuses those."""
     p = _package(A)
+    casts: dict[tuple[str, str], Any] = {(p, _dtype_name(A)): A}
 
     def product(x: Any) -> Any:
+        px = _package(x)
         dt = np.result_type(np.dtype(_dtype_name(A)), np.dtype(_dtype_name(x))).name
-        if dt not in casts:
-            casts[dt] = _cast(A, dt, p)
-        return casts[dt] @ (x if _dtype_name(x) == dt else _cast(x, dt, p))
+        M = casts.get((px, dt))
+        if M is None:
+            src = casts.get((px, _dtype_name(A)))
+            if src is None:  # A in x's package and on its device
+                src = casts[(px, _dtype_name(A))] = _from_numpy(_to_numpy(A, p), px, _device(x, px))
+            M = casts[(px, dt)] = src if _dtype_name(src) == dt else _cast(src, dt, px)
+        return M @ (x if _dtype_name(x) == dt else _cast(x, dt, px))
 
     return product
 

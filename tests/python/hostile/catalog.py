@@ -19,13 +19,17 @@ from . import (
     catalog_threads,
     catalog_torch,
     catalog_torch_optim,
+    catalog_views,
     mutations,
 )
 from .core import HAS_TORCH, Arg, Case, Entry, NotApplicable
 
 # What each whole-argument mutation is for each kind of argument.
 ALL = {"torch": {"mat": "torch", "vec": "torch", "sparse": "torch_csr"},
-       "empty": {"mat": "empty", "vec": "empty", "sparse": "empty"}}
+       "empty": {"mat": "empty", "vec": "empty", "sparse": "empty"},
+       "bf16": {"mat": "bf16", "vec": "bf16", "sparse": "f16_data"},
+       **{m: {"mat": m, "vec": m, "sparse": "torch_csr"} for m in mutations.TORCH_VIEWS
+          if m.startswith("torch_")}}
 
 
 @functools.cache
@@ -33,7 +37,8 @@ def entries() -> tuple[Entry, ...]:
     return (*catalog_matmul.entries(), *catalog_grouped.entries(), *catalog_linalg.entries(),
             *catalog_optim.entries(), *catalog_sparse.entries(),
             *catalog_krylov.entries(), *catalog_misc.entries(), *catalog_threads.entries(),
-            *catalog_torch.entries(), *catalog_torch_optim.entries(), *catalog_fp8.entries())
+            *catalog_torch.entries(), *catalog_torch_optim.entries(), *catalog_fp8.entries(),
+            *catalog_views.entries())
 
 
 def array_args(e: Entry) -> list[Arg]:
@@ -46,8 +51,10 @@ def all_mutations(e: Entry, name: str) -> dict[str, str]:
 
 
 def _applies(e: Entry, arg: Arg, name: str, base: dict) -> bool:
-    if arg.only is not None and name not in arg.only:
+    if arg.only is not None and name not in arg.only or name in arg.skip:
         return False
+    if name == "bf16" and e.torch_results:  # gpula.torch's entries make torch tensors of NumPy
+        return False  # values, and torch.from_numpy has no bfloat16
     try:
         mutations.get(arg, name)(base[arg.name], arg)
     except NotApplicable:
@@ -74,7 +81,7 @@ def cases() -> dict[str, Case]:
             add(Case(f"{e.name}|opt:{o.label}", e, "opt", opt=o))
         if array_args(e):
             for m in ALL:
-                if m == "torch" and not (HAS_TORCH and e.all_torch):
+                if m.startswith("torch") and not (HAS_TORCH and e.all_torch):
                     continue
                 if all(_applies(e, a, am, base) for a in array_args(e)
                        for an, am in all_mutations(e, m).items() if an == a.name):

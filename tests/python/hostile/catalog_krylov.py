@@ -80,6 +80,11 @@ def check_krylov(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
         return f"x shape {xn.shape}, expected {ref['b'].shape}"
     res = float(np.linalg.norm(ref["b"] - ref["a"] @ xn))
     tol = max(ref["rtol"] * float(np.linalg.norm(ref["b"])), ref["atol"])
+    # Single precision (bfloat16/float16/float32 operands): scipy too stops on its recurrence's
+    # residual, which falls below a float64 tolerance the true residual cannot reach.
+    single = xn.dtype in (np.float32, np.complex64)
+    if single:
+        tol = max(tol, 1e-4 * float(np.linalg.norm(ref["b"])))
     if info == 0:
         if not res <= 1.01 * tol + 1e-300:
             return f"info 0 (converged) at residual {res:.1e} > tolerance {tol:.1e}"
@@ -88,7 +93,7 @@ def check_krylov(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
             if not err <= 1e-6:
                 return f"x differs from the solution: relative error {err:.1e}"
         return None
-    if ref["x"] is not None and ref["default_maxiter"] and info > 0:
+    if ref["x"] is not None and ref["default_maxiter"] and info > 0 and not (single and res <= tol):
         return f"did not converge (info {info}, residual {res:.1e}) on a well-conditioned system"
     return None
 
@@ -147,6 +152,16 @@ def entries() -> list[Entry]:
         out.append(Entry(f"sparse.linalg.{method}", f"sparse.linalg.{method}", _make(method),
                          _call(method), _ref, check_krylov,
                          (A, Arg("b", "vec"), ), numpy_inputs=True, options=_opts(method)))
+    # A dense A (a LinearOperator of it inside): the CPU loop's NumPy vectors meet a torch A,
+    # read through its adapter (lazy views and autograd tensors too).
+    views = ("torch", "torch_neg", "torch_t", "torch_strided", "torch_param", "torch_grad",
+             "negstride", "fortran", "readonly")
+    for method in ("cg", "gmres"):
+        make = _make(method)
+        out.append(Entry(f"sparse.linalg.{method}[dense A]", f"sparse.linalg.{method}",
+                         lambda g, make=make: {**make(g), "A": make(g)["A"].toarray()},
+                         _call(method), lambda d: _ref({**d, "dense": np.asarray(as_np(d["A"]))}),
+                         check_krylov, (Arg("A", "mat", only=views), Arg("b", "vec", only=views))))
     cg = _call("cg")
     out += [
         Entry("sparse.linalg.cg[LinearOperator]", "sparse.linalg.cg",

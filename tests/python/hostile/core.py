@@ -61,6 +61,7 @@ class Arg:
     huge: Callable[[Any], Any] | None = None
     aliases: tuple[str, ...] = ()  # other names an error message may use for it
     only: tuple[str, ...] | None = None  # the mutations that apply (None: all of its kind)
+    skip: tuple[str, ...] = ()  # mutations that do not apply (a rule the reference lacks)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,7 +134,7 @@ def as_np(x: Any) -> Any:
     if is_torch(x):
         if x.layout != torch_module().strided:
             x = x.to_dense()
-        return x.detach().cpu().resolve_conj().numpy()
+        return x.detach().cpu().resolve_conj().resolve_neg().numpy()
     if isinstance(x, gl.sparse.csr_matrix):
         return np.asarray(as_np(x.to_dense()))
     if hasattr(x, "toarray") and type(x).__module__.startswith("scipy.sparse"):
@@ -160,7 +161,9 @@ def snapshot(x: Any) -> Any:
     if is_torch(x):
         if x.layout != torch_module().strided:
             return ("ts", x.to_dense().clone())
-        return ("t", x.detach().clone(), x.stride())
+        # The lazy bits and autograd flags too: gpula must not resolve a view in place.
+        return ("t", x.detach().clone().resolve_conj().resolve_neg(), x.stride(),
+                x.storage_offset(), x.is_conj(), x.is_neg(), x.requires_grad)
     if _csr_like(x) and not isinstance(x, np.ndarray):
         arrays = tuple(snapshot(getattr(x, k)) for k in ("data", "indices", "indptr"))
         return ("csr", arrays, tuple(x.shape))

@@ -95,8 +95,11 @@ def _mention(case: Case) -> Any:
 def _must_accept(case: Case) -> bool:
     if case.kind == "valid" or (case.kind == "opt" and case.opt.expect == "ref"):
         return True
-    if case.kind == "all":
-        return case.mutation == "torch"
+    if case.kind == "all":  # every array as a torch tensor (of any view or layout) ...
+        if case.mutation in mutations.NOT_WRITABLE and case.entry.outputs:
+            return False  # ... except outputs gpula cannot write in place (a typed error)
+        # requires_grad: gpula.sparse's products refuse it (not differentiable), typed
+        return case.mutation.startswith("torch") and case.mutation not in mutations.AUTOGRAD
     if case.kind == "mut":
         arg = next(a for a in case.entry.args if a.name == case.arg)
         return mutations.must_accept(arg, case.mutation, case.entry.numpy_inputs)
@@ -114,7 +117,7 @@ def _want_torch(case: Case) -> bool | None:
     """Whether results must be torch tensors (None: not decided by this case)."""
     if case.entry.torch_results:
         return True
-    if case.kind == "all" and case.mutation == "torch":
+    if case.kind == "all" and case.mutation.startswith("torch"):
         return True
     if case.kind in ("valid", "opt"):
         return False

@@ -118,6 +118,7 @@ DENSE: dict[str, Callable[[np.ndarray, Arg], Any]] = {
     "int64": lambda v, a: _ints(v, np.int64),
     "bool": lambda v, a: v > 0,
     "float16": lambda v, a: v.astype(np.float16),
+    "zero_d": lambda v, a: (_need(v.size > 0), np.asarray(v.flat[0]))[1],
     "object": lambda v, a: v.astype(object),
     "list": lambda v, a: v.tolist(),
     "scalar": lambda v, a: 1.5,
@@ -125,6 +126,108 @@ DENSE: dict[str, Callable[[np.ndarray, Arg], Any]] = {
     "str": lambda v, a: "abc",
     "dict": lambda v, a: {},
 }
+
+# ---------------------------------------------------------------------------------------------
+# What a torch user sends: the same values through torch's lazy views and layouts (issue 17: a
+# lazy conjugate view's materialized copy was freed before the plan that read it ran). Each
+# gives (tensor for gpula, the materialized NumPy values for the reference); the suite applies
+# them to every array argument at once (catalog.ALL), where the results must equal the
+# reference's.
+
+
+def _poison(dtype: Any) -> Any:
+    return np.nan if np.dtype(dtype).kind in "fc" else 0
+
+
+def _torch_neg(v: np.ndarray, a: Arg) -> tuple[Any, Any]:
+    """A lazy negative view (torch's neg bit) of -v: the values of v, not yet negated."""
+    _need(v.dtype.kind in "fc")
+    return _torch()._neg_view(_torch().from_numpy(-v)), v
+
+
+def _torch_conj(v: np.ndarray, a: Arg) -> tuple[Any, Any]:
+    """A lazy conjugate view (torch's conj bit) of conj(v); complex arrays only."""
+    _need(v.dtype.kind == "c")
+    return _torch().from_numpy(v.conj().copy()).conj(), v
+
+
+def _torch_conj_neg(v: np.ndarray, a: Arg) -> tuple[Any, Any]:
+    """Both bits: the negative view of a conjugate view (complex arrays only)."""
+    _need(v.dtype.kind == "c")
+    torch = _torch()
+    return torch._neg_view(torch.from_numpy(-v.conj()).conj()), v
+
+
+def _torch_strided(v: np.ndarray, a: Arg) -> tuple[Any, Any]:
+    """Every other element of the last axis of a twice-as-wide buffer that starts 3 elements
+    into its storage (storage_offset 3); the gaps and the head poisoned."""
+    torch = _torch()
+    _need(v.ndim >= 1)
+    shape = v.shape[:-1] + (2 * v.shape[-1],)
+    buf = np.full(3 + int(np.prod(shape)), _poison(v.dtype), v.dtype)
+    t = torch.from_numpy(buf)[3:].view(shape)[..., ::2]
+    t.copy_(torch.from_numpy(v.copy()))
+    return t, v
+
+
+def _torch_t(v: np.ndarray, a: Arg) -> tuple[Any, Any]:
+    """A matrix as the transposed view of its transpose (column-major strides); vectors as
+    _torch_strided."""
+    if a.kind != "mat" or v.ndim < 2:
+        return _torch_strided(v, a)
+    return _torch().from_numpy(np.swapaxes(v, -1, -2).copy()).transpose(-1, -2), v
+
+
+def _torch_expand(v: np.ndarray, a: Arg) -> tuple[Any, Any]:
+    """The first row (vectors: element) expanded over the others: zero strides."""
+    src = v[..., :1, :] if a.kind == "mat" else v[..., :1]
+    _need(src.size > 0)
+    return _torch().from_numpy(src.copy()).expand(v.shape), np.broadcast_to(src, v.shape)
+
+
+def _torch_param(v: np.ndarray, a: Arg) -> tuple[Any, Any]:
+    """A torch.nn.Parameter (requires_grad, a Tensor subclass)."""
+    _need(v.dtype.kind in "fc")
+    return _torch().nn.Parameter(_torch().from_numpy(v.copy())), v
+
+
+def _torch_grad(v: np.ndarray, a: Arg) -> tuple[Any, Any]:
+    """A non-leaf tensor that requires grad (the output of an op on a Parameter)."""
+    _need(v.dtype.kind in "fc")
+    p = _torch().from_numpy(v.copy()).requires_grad_()
+    return p * 1, v
+
+
+def _bf16(v: np.ndarray, a: Arg) -> tuple[Any, Any]:
+    """An ml_dtypes bfloat16 array; the reference gets its values as float32, the dtype gpula
+    computes bfloat16 in (as numpy.linalg computes float16)."""
+    _need(v.dtype.kind == "f")
+    import ml_dtypes
+
+    w = v.astype(ml_dtypes.bfloat16)
+    return w, w.astype(np.float32)
+
+
+TORCH_VIEWS: dict[str, Callable[[np.ndarray, Arg], tuple[Any, Any]]] = {
+    "torch_neg": _torch_neg,
+    "torch_conj": _torch_conj,
+    "torch_conj_neg": _torch_conj_neg,
+    "torch_strided": _torch_strided,
+    "torch_t": _torch_t,
+    "torch_expand": _torch_expand,
+    "torch_param": _torch_param,
+    "torch_grad": _torch_grad,
+    "bf16": _bf16,
+}
+
+# Tensors that require grad: accepted (results without autograd history) or refused with a
+# typed error (gpula.sparse's products are not differentiable).
+AUTOGRAD = {"torch_param", "torch_grad"}
+
+# Views an output cannot be written through: its memory does not hold the values as they read
+# (lazy bits, zero strides), or a write would bypass autograd.
+NOT_WRITABLE = {"torch_neg", "torch_conj", "torch_conj_neg", "torch_expand", "torch_param",
+                "torch_grad"}
 
 # Mutations that change a shape: the error may name the other argument of a mismatch.
 SHAPE_CHANGES = {"empty", "empty_rows", "empty_cols", "empty_batch", "bcast_batch", "huge", "giant"}
@@ -139,6 +242,8 @@ NUMPY_MUST = {"int32", "int64", "list"}
 def dense(name: str) -> Mutation:
     if name == "torch":
         return lambda v, a: _tensor(np.asarray(v))
+    if name in TORCH_VIEWS:
+        return lambda v, a: TORCH_VIEWS[name](np.asarray(v), a)
     f = DENSE[name]
     return lambda v, a: _same(f(v, a))
 
@@ -327,7 +432,7 @@ def piv(name: str) -> Mutation:
     return lambda v, a: _same(PIV[name](v))
 
 
-DENSE_NAMES = (*DENSE, "torch")
+DENSE_NAMES = (*DENSE, "torch", "bf16")
 
 
 def names_for(arg: Arg) -> tuple[str, ...]:
@@ -357,6 +462,8 @@ def value_words(name: str) -> tuple[str, ...] | None:
         return ("big-endian", ">f8")
     if name in ("int32", "int64", "float16", "object", "bool"):
         return (name, "dtype")
+    if name == "bf16":
+        return ("bfloat16", "dtype")
     if name.startswith(("idx_", "indptr_", "duck_oob")):
         return ("indices", "indptr", "index", "range")
     return None
