@@ -15,11 +15,12 @@ Minv), in the M inner product.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import Error, InvalidArgument, NotSupported
+from ..errors import DTypeError, Error, InvalidArgument, LinAlgError, NotSupported
 from ._arrays import _dtype_name, _package, _to_numpy, result_dtype
 from ._csr_ops import is_sparse
 from ._direct import DirectSolver
@@ -31,14 +32,30 @@ from ._vectors import Space
 _WHICH = ("LM", "SM", "LA", "SA", "BE")
 
 
-class ArpackNoConvergence(Error, RuntimeError):
-    """eigsh / svds did not converge within maxiter restarts; ``eigenvalues`` and
-    ``eigenvectors`` hold the pairs that did (as scipy's ArpackNoConvergence)."""
+class ArpackError(Error, RuntimeError):
+    """eigsh / svds failed (scipy's ArpackError: a gl.Error and a RuntimeError)."""
 
-    def __init__(self, msg: str, eigenvalues: Any, eigenvectors: Any):
+
+class ArpackNoConvergence(ArpackError):
+    """eigsh / svds did not converge within maxiter restarts. ``eigenvalues`` (ascending) and
+    ``eigenvectors`` (their columns) hold the pairs that did, in the caller's package, as
+    scipy's ArpackNoConvergence; ``iterations`` is the number of restarts run.
+
+    Example:
+        >>> import numpy as np, scipy.sparse as sp, gpula.sparse.linalg as sla
+        >>> A = sp.diags(np.linspace(1.0, 2.0, 400), format="csr")
+        >>> try:
+        ...     sla.eigsh(A, k=4, which="LA", ncv=8, maxiter=1, rng=0)
+        ... except sla.ArpackNoConvergence as e:
+        ...     print(isinstance(e, RuntimeError), len(e.eigenvalues) < 4, e.eigenvectors.shape[0])
+        True True 400
+    """
+
+    def __init__(self, msg: str, eigenvalues: Any, eigenvectors: Any, iterations: int = 0):
         super().__init__(msg)
         self.eigenvalues = eigenvalues
         self.eigenvectors = eigenvectors
+        self.iterations = iterations
 
 
 def _order(theta: np.ndarray, which: str) -> np.ndarray:
@@ -73,9 +90,12 @@ def _wanted(theta: np.ndarray, which: str, k: int) -> np.ndarray:
 
 class _Operators:
     """OP (what the Lanczos runs on), B (the inner product; None: the identity), and the map
-    from a Ritz value theta of OP back to an eigenvalue of (A, M)."""
+    from a Ritz value theta of OP back to an eigenvalue of (A, M): ARPACK's modes 1 and 2
+    (sigma None), 3 ('normal'), 4 ('buckling': OP = (A - sigma M)^-1 A, B = A) and 5
+    ('cayley': OP = (A - sigma M)^-1 (A + sigma M), B = M)."""
 
-    def __init__(self, op: str, A: Any, M: Any, sigma: Any, Minv: Any, OPinv: Any, n: int, dt: str):
+    def __init__(self, op: str, A: Any, M: Any, sigma: Any, mode: str, Minv: Any, OPinv: Any,
+                 n: int, dt: str):
         self.op, self.n, self.sigma = op, n, sigma
         Aop = aslinearoperator(A)
         Mop = None if M is None else aslinearoperator(M)
@@ -88,17 +108,26 @@ class _Operators:
             else:
                 inv = self._inverse(M, None, Minv, "M", dt)
                 self.OP = lambda x: inv(Aop.matvec(x))
+            return
+        s = float(np.real(sigma)) if np.isrealobj(sigma) else sigma
+        inv = self._inverse(A, (M, s), OPinv, "A - sigma M", dt)
+        if mode == "buckling":
+            self.B = Aop.matvec
+            self.OP = lambda x: inv(Aop.matvec(x))
+            self.to_eig = lambda t: s * t / (t - 1.0)
+        elif mode == "cayley":
+            Mv = (lambda x: x) if Mop is None else Mop.matvec
+            self.OP = lambda x: inv(Aop.matvec(x) + s * Mv(x))
+            self.to_eig = lambda t: s * (t + 1.0) / (t - 1.0)
         else:
-            s = float(np.real(sigma)) if np.isrealobj(sigma) else sigma
             self.to_eig = lambda t: s + 1.0 / t
-            inv = self._inverse(A, (M, s), OPinv, "A - sigma M", dt)
             self.OP = inv if Mop is None else (lambda x: inv(Mop.matvec(x)))
 
     def _inverse(self, A: Any, shift: Any, given: Any, what: str, dt: str) -> Callable[[Any], Any]:
         """x -> (A - s M)^-1 x: the user's operator, or one factorization by DirectSolver."""
         if given is not None:
             return aslinearoperator(given).matvec
-        if isinstance(A, LinearOperator) or not (is_sparse(A) or getattr(A, "ndim", None) == 2):
+        if _is_operator(A) or not (is_sparse(A) or getattr(A, "ndim", None) == 2):
             raise NotSupported(
                 f"[{self.op}] {what} must be a sparse or dense matrix to factorize (a "
                 "LinearOperator needs OPinv= / Minv=)"
@@ -121,6 +150,16 @@ class _Operators:
             return solver.solve()
 
         return solve
+
+
+def _is_operator(A: Any) -> bool:
+    """A gpula or scipy LinearOperator (not a matrix)."""
+    if isinstance(A, LinearOperator):
+        return True
+    if is_sparse(A):
+        return False
+    return hasattr(A, "matvec") and hasattr(A, "shape") and not hasattr(A, "format") \
+        and not hasattr(A, "__array__") and not hasattr(A, "__dlpack__")
 
 
 def _dense_csr(A: Any) -> Any:
@@ -160,9 +199,9 @@ def _space(op: str, A: Any, M: Any, v0: Any) -> Space:
 
 def _lanczos(OP: Callable[[Any], Any], B: Callable[[Any], Any] | None, sp: Space, n: int,
              k: int, which: str, v0: Any, ncv: int, maxiter: int, tol: float, op: str,
-             rng: np.random.Generator) -> tuple[np.ndarray, Any, bool]:
-    """(theta, vectors as an (n, k) array of the space, converged) for the k wanted Ritz
-    pairs of OP in the B inner product."""
+             rng: np.random.Generator) -> tuple[np.ndarray, Any, int]:
+    """(theta, vectors as an (n, k) array of the space, restarts run: 0 when not converged)
+    for the k wanted Ritz pairs of OP in the B inner product."""
     pkg = sp.package
     V = sp.zeros((n, ncv + 1))
     hdt = np.complex128 if sp.complex else np.float64
@@ -198,7 +237,7 @@ def _lanczos(OP: Callable[[Any], Any], B: Callable[[Any], Any] | None, sp: Space
     theta = np.zeros(0)
     Y = np.zeros((ncv, 0))
     sel = ok = np.zeros(0, dtype=np.int64)
-    for _ in range(max(maxiter, 1)):
+    for it in range(max(maxiter, 1)):
         for j in range(start, ncv):
             w = sp.result(OP(V[:, j]), n, "the operator", op)
             c, w = orthogonalize(w, j + 1)
@@ -224,8 +263,8 @@ def _lanczos(OP: Callable[[Any], Any], B: Callable[[Any], Any] | None, sp: Space
         sel = _wanted(theta, which, k)
         ok = res[sel] <= np.maximum(tol * np.maximum(np.abs(theta[sel]), eps23 * anorm), sp.eps * anorm)
         if np.all(ok):
-            return theta[sel], V[:, :ncv] @ sp.host(Y[:, sel]), True
-        keep = min(ncv - 1, max(k + (ncv - k) // 2, k + 1))
+            return theta[sel], V[:, :ncv] @ sp.host(Y[:, sel]), it + 1
+        keep = min(ncv - 1, _kept(ncv, k, which))
         kept = _order(theta, which)[:keep]
         V[:, :keep] = V[:, :ncv] @ sp.host(Y[:, kept])
         V[:, keep] = V[:, ncv]
@@ -233,7 +272,15 @@ def _lanczos(OP: Callable[[Any], Any], B: Callable[[Any], Any] | None, sp: Space
         H[np.arange(keep), np.arange(keep)] = theta[kept]
         start = keep
     conv = sel[ok]
-    return theta[conv], V[:, :ncv] @ sp.host(Y[:, conv]), False
+    return theta[conv], V[:, :ncv] @ sp.host(Y[:, conv]), 0
+
+
+def _kept(ncv: int, k: int, which: str) -> int:
+    """Ritz vectors a restart keeps: the k wanted and half of the rest for the ends of the
+    spectrum; the k wanted and two more for 'SM' (interior values of an indefinite A, whose
+    Ritz values are not monotone: keeping many of them keeps spurious ones, and a longer fresh
+    Krylov stretch converges much faster)."""
+    return k + 2 if which == "SM" else max(k + (ncv - k) // 2, k + 1)
 
 
 def _int_arg(op: str, name: str, v: Any, low: int) -> int:
@@ -254,14 +301,24 @@ def eigsh(A: Any, k: int = 6, M: Any = None, sigma: Any = None, which: str = "LM
     Hermitian positive definite, as scipy.sparse.linalg.eigsh.
 
     A and M: sparse matrices, dense arrays or LinearOperators (NumPy, CuPy, torch; the basis
-    lives in v0's package, else A's). which: 'LM', 'SM', 'LA', 'SA', 'BE' (of the shifted and
-    inverted values 1 / (lambda - sigma) when sigma is given: 'LM' finds the eigenvalues
-    nearest sigma). sigma factorizes A - sigma M once with gl.sparse.DirectSolver (or uses
-    OPinv); M without sigma factorizes M (or uses Minv). 'SM' without sigma asks for interior
-    eigenvalues of an indefinite A, which restarted Lanczos (ARPACK's too) finds slowly and may
-    miss: prefer ``sigma=0``. Returns ``(w, v)`` with w ascending,
-    or w alone; v's columns are M-orthonormal. mode: 'normal' only. Not converged within
-    maxiter restarts (default 10 n): ArpackNoConvergence with the pairs that did.
+    lives in v0's package, else A's). which: 'LM', 'SM', 'LA', 'SA', 'BE' (of the transformed
+    values when sigma is given, as scipy: mode 'normal' 1 / (lambda - sigma), so 'LM' finds the
+    eigenvalues nearest sigma; 'buckling' lambda / (lambda - sigma), B = A; 'cayley'
+    (lambda + sigma) / (lambda - sigma)). sigma factorizes A - sigma M once with
+    gl.sparse.DirectSolver (or uses OPinv); M without sigma factorizes M (or uses Minv).
+    'SM' without sigma on a matrix A (not an operator) runs on A^-1 (M) (the same eigenvalues,
+    found far faster than ARPACK's Lanczos on A, which the singular A or an operator still
+    gets). tol <= 0: machine precision. maxiter: restarts (default 10 n). ncv > n is taken as n.
+
+    Returns ``(w, v)`` with w ascending and v's columns M-orthonormal (A-orthonormal in
+    'buckling'), or w alone, ordered as ARPACK's (scipy's) for a real A without sigma: 'LM'
+    by ascending |w|, 'SM' by descending |w|, 'SA' descending, 'LA' / 'BE' ascending;
+    ascending otherwise (complex A, sigma). k >= n: all n eigenpairs by a dense
+    gl.linalg.eigh(A, M) with a RuntimeWarning, as scipy; a sparse or operator A (or M)
+    raises gl.DTypeError (a TypeError, as scipy's). A complex Hermitian A takes the modes
+    'normal' only (gl.InvalidArgument as scipy) but, unlike scipy, which='BE' and k = n - 1.
+    Not converged within maxiter restarts: ArpackNoConvergence (a RuntimeError) carrying the
+    pairs that did.
 
     Example:
         >>> import numpy as np, scipy.sparse as sp, gpula.sparse.linalg as sla
@@ -271,41 +328,103 @@ def eigsh(A: Any, k: int = 6, M: Any = None, sigma: Any = None, which: str = "LM
         ([98.0, 99.0, 100.0], (100, 3))
         >>> np.round(sla.eigsh(A, k=2, sigma=10.2, return_eigenvectors=False), 8).tolist()
         [10.0, 11.0]
+        >>> np.round(sla.eigsh(A, k=2, which="SM", return_eigenvectors=False), 8).tolist()
+        [2.0, 1.0]
     """
     op = "sparse.linalg.eigsh"
     if which not in _WHICH:
-        raise InvalidArgument(f"[{op}] which must be one of {_WHICH}, got {which!r}")
-    if mode != "normal":
-        raise NotSupported(f"[{op}] mode={mode!r}: only 'normal' is supported")
+        raise InvalidArgument(f"[{op}] which must be one of {' '.join(_WHICH)}, got {which!r}")
+    if mode not in _MODES:
+        raise InvalidArgument(f"[{op}] unrecognized mode {mode!r}: one of {_MODES}")
     shape = tuple(int(s) for s in getattr(A, "shape", ()))
     if len(shape) != 2 or shape[0] != shape[1]:
         raise InvalidArgument(f"[{op}] A must be square, got shape {shape}")
     n = shape[0]
+    if M is not None and tuple(getattr(M, "shape", ())) != (n, n):
+        raise InvalidArgument(f"[{op}] M must have shape ({n}, {n}), got {tuple(getattr(M, 'shape', ()))}")
+    if _is_complex(A) and mode != "normal":
+        raise InvalidArgument(f"[{op}] mode={mode} cannot be used with complex matrix A")
     k = _int_arg(op, "k", k, 1)
     if k >= n:
-        raise InvalidArgument(f"[{op}] k must be less than n = {n} (A is {n} x {n}), got k = {k}")
-    ncv = min(n, max(2 * k + 1, 20)) if ncv is None else _int_arg(op, "ncv", ncv, 1)
-    if not k < ncv <= n:
+        return _dense_eigh(op, A, M, k, n, return_eigenvectors)
+    ncv = max(2 * k + 1, 20) if ncv is None else _int_arg(op, "ncv", ncv, 1)
+    ncv = min(ncv, n)
+    if not k < ncv:
         raise InvalidArgument(f"[{op}] ncv must satisfy k < ncv <= n ({k} < ncv <= {n}), got {ncv}")
     maxiter = 10 * n if maxiter is None else _int_arg(op, "maxiter", maxiter, 1)
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or tol < 0:
-        raise InvalidArgument(f"[{op}] tol must be a real number >= 0, got {tol!r}")
-    if M is not None and tuple(M.shape) != (n, n):
-        raise InvalidArgument(f"[{op}] M must have shape ({n}, {n}), got {tuple(M.shape)}")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) \
+            or math.isnan(tol):
+        raise InvalidArgument(f"[{op}] tol must be a real number, got {tol!r}")
+    _check_inverses(op, M, sigma, Minv, OPinv)
     sp = _space(op, A, M, v0)
-    ops = _Operators(op, A, M, sigma, Minv, OPinv, n, sp.dtype)
-    theta, X, done = _lanczos(ops.OP, ops.B, sp, n, k, which, v0, ncv, maxiter, float(tol), op,
-                              _generator(rng))
+    gen = _generator(rng)
+    args = (sp, n, k, v0, ncv, maxiter, max(float(tol), 0.0), op)
+    run = None
+    if which == "SM" and sigma is None and Minv is None and not _is_operator(A):
+        try:  # SM of (A, M) = LM of A^-1 M, ARPACK's mode 3 at sigma 0
+            ops = _Operators(op, A, M, 0.0, "normal", None, None, n, sp.dtype)
+            run = ops, _lanczos(ops.OP, ops.B, args[0], n, k, "LM", v0, *args[4:], gen)
+        except (LinAlgError, InvalidArgument):  # A singular: Lanczos on A itself
+            run = None
+    if run is None:
+        ops = _Operators(op, A, M, sigma, mode, Minv, OPinv, n, sp.dtype)
+        run = ops, _lanczos(ops.OP, ops.B, args[0], n, k, which, v0, *args[4:], gen)
+    ops, (theta, X, iters) = run
     w = ops.to_eig(theta)
-    order = np.argsort(w, kind="stable")
+    order = _result_order(w, which, sigma is None and not sp.complex, return_eigenvectors)
     w = w[order]
     X = _columns(X, order, sp)
     w = _from_numpy(np.ascontiguousarray(w), sp.package, sp.device)
-    if not done:
+    if not iters:
         raise ArpackNoConvergence(
-            f"[{op}] ARPACK-style error -1: no convergence ({len(w)} of {k} eigenvalues "
-            f"converged in {maxiter} restarts)", w, X)
+            f"[{op}] no convergence ({maxiter} restarts, {len(order)}/{k} eigenvectors "
+            "converged)", w, X, maxiter)
     return (w, X) if return_eigenvectors else w
+
+
+_MODES = ("normal", "buckling", "cayley")
+
+
+def _is_complex(A: Any) -> bool:
+    return "complex" in str(getattr(A, "dtype", ""))
+
+
+def _check_inverses(op: str, M: Any, sigma: Any, Minv: Any, OPinv: Any) -> None:
+    """scipy's rules for Minv and OPinv."""
+    if sigma is None:
+        if OPinv is not None:
+            raise InvalidArgument(f"[{op}] OPinv should not be specified with sigma = None")
+        if M is None and Minv is not None:
+            raise InvalidArgument(f"[{op}] Minv should not be specified with M = None")
+    elif Minv is not None:
+        raise InvalidArgument(f"[{op}] Minv should not be specified when sigma is specified")
+
+
+def _result_order(w: np.ndarray, which: str, regular: bool, vectors: bool) -> np.ndarray:
+    """Where each returned value comes from: ascending, or ARPACK's order of the values
+    alone in its regular modes (a real A without sigma)."""
+    if vectors or not regular or which in ("LA", "BE"):
+        return np.argsort(w, kind="stable")
+    if which == "LM":
+        return np.argsort(np.abs(w), kind="stable")
+    if which == "SM":
+        return np.argsort(-np.abs(w), kind="stable")
+    return np.argsort(-w, kind="stable")  # SA
+
+
+def _dense_eigh(op: str, A: Any, M: Any, k: int, n: int, vectors: bool) -> Any:
+    """k >= n: every eigenpair by the dense gl.linalg.eigh, as scipy's fallback."""
+    warnings.warn(f"[{op}] k >= N for N * N square matrix (k = {k}, N = {n}): using the dense "
+                  "gl.linalg.eigh instead", RuntimeWarning, stacklevel=3)
+    for name, X in (("A", A), ("M", M)):
+        if X is not None and (is_sparse(X) or _is_operator(X)):
+            kind = "sparse" if is_sparse(X) else "LinearOperator"
+            raise DTypeError(f"[{op}] cannot use the dense eigh for {kind} {name} with k >= N "
+                             f"(k = {k}, N = {n}): reduce k, or call gl.linalg.eigh on dense arrays")
+    from ..linalg import eigh
+
+    r = eigh(A, M, eigvals_only=not vectors)
+    return tuple(r) if vectors else r
 
 
 def _columns(X: Any, order: np.ndarray, sp: Space) -> Any:
