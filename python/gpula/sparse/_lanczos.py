@@ -127,7 +127,7 @@ class _Operators:
         """x -> (A - s M)^-1 x: the user's operator, or one factorization by DirectSolver."""
         if given is not None:
             return aslinearoperator(given).matvec
-        if _is_operator(A) or not (is_sparse(A) or getattr(A, "ndim", None) == 2):
+        if _is_operator(A) or not (is_sparse(A) or getattr(A, "ndim", None) == 2):  # scipy's: is_sparse
             raise NotSupported(
                 f"[{self.op}] {what} must be a sparse or dense matrix to factorize (a "
                 "LinearOperator needs OPinv= / Minv=)"
@@ -156,10 +156,7 @@ def _is_operator(A: Any) -> bool:
     """A gpula or scipy LinearOperator (not a matrix)."""
     if isinstance(A, LinearOperator):
         return True
-    if is_sparse(A):
-        return False
-    return hasattr(A, "matvec") and hasattr(A, "shape") and not hasattr(A, "format") \
-        and not hasattr(A, "__array__") and not hasattr(A, "__dlpack__")
+    return hasattr(A, "matvec") and hasattr(A, "shape") and not hasattr(A, "format")  # as aslinearoperator
 
 
 def _dense_csr(A: Any) -> Any:
@@ -183,12 +180,12 @@ def _space(op: str, A: Any, M: Any, v0: Any) -> Space:
     for X in (A, M):
         d = getattr(X, "dtype", None)
         if d is not None:
-            dts.append(_dtype_name(X) if hasattr(X, "ndim") or is_sparse(X) else d)
+            dts.append(d if _is_operator(X) else _dtype_name(X))
     if v0 is not None:
         dts.append(_dtype_name(v0) if hasattr(v0, "dtype") else np.asarray(v0).dtype)
     dt = result_dtype(op, *dts) if dts else "float64"
     for x in (v0, getattr(A, "data", None), A):
-        if x is None or not hasattr(x, "shape") or isinstance(x, LinearOperator):
+        if x is None or not hasattr(x, "shape") or _is_operator(x):
             continue
         try:
             return Space.of(x, dt)
@@ -264,7 +261,7 @@ def _lanczos(OP: Callable[[Any], Any], B: Callable[[Any], Any] | None, sp: Space
         ok = res[sel] <= np.maximum(tol * np.maximum(np.abs(theta[sel]), eps23 * anorm), sp.eps * anorm)
         if np.all(ok):
             return theta[sel], V[:, :ncv] @ sp.host(Y[:, sel]), it + 1
-        keep = min(ncv - 1, _kept(ncv, k, which))
+        keep = min(ncv - 1, max(k + (ncv - k) // 2, k + 1))
         kept = _order(theta, which)[:keep]
         V[:, :keep] = V[:, :ncv] @ sp.host(Y[:, kept])
         V[:, keep] = V[:, ncv]
@@ -275,17 +272,20 @@ def _lanczos(OP: Callable[[Any], Any], B: Callable[[Any], Any] | None, sp: Space
     return theta[conv], V[:, :ncv] @ sp.host(Y[:, conv]), 0
 
 
-def _kept(ncv: int, k: int, which: str) -> int:
-    """Ritz vectors a restart keeps: the k wanted and half of the rest for the ends of the
-    spectrum; the k wanted and two more for 'SM' (interior values of an indefinite A, whose
-    Ritz values are not monotone: keeping many of them keeps spurious ones, and a longer fresh
-    Krylov stretch converges much faster)."""
-    return k + 2 if which == "SM" else max(k + (ncv - k) // 2, k + 1)
-
-
 def _int_arg(op: str, name: str, v: Any, low: int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
         raise InvalidArgument(f"[{op}] {name} must be an int >= {low}, got {v!r}")
+    return int(v)
+
+
+def _integral(op: str, name: str, v: Any, rule: str, ok: Callable[[int], bool]) -> int:
+    """v as an int where it is an integral number satisfying rule (scipy's svds checks)."""
+    try:
+        good = not isinstance(v, (bool, str)) and int(v) == v and ok(int(v))
+    except (TypeError, ValueError, OverflowError):
+        good = False
+    if not good:
+        raise InvalidArgument(f"[{op}] {name} must be an integer satisfying {rule}, got {v!r}")
     return int(v)
 
 
@@ -357,24 +357,13 @@ def eigsh(A: Any, k: int = 6, M: Any = None, sigma: Any = None, which: str = "LM
         raise InvalidArgument(f"[{op}] tol must be a real number, got {tol!r}")
     _check_inverses(op, M, sigma, Minv, OPinv)
     sp = _space(op, A, M, v0)
-    gen = _generator(rng)
-    args = (sp, n, k, v0, ncv, maxiter, max(float(tol), 0.0), op)
-    run = None
-    if which == "SM" and sigma is None and Minv is None and not _is_operator(A):
-        try:  # SM of (A, M) = LM of A^-1 M, ARPACK's mode 3 at sigma 0
-            ops = _Operators(op, A, M, 0.0, "normal", None, None, n, sp.dtype)
-            run = ops, _lanczos(ops.OP, ops.B, args[0], n, k, "LM", v0, *args[4:], gen)
-        except (LinAlgError, InvalidArgument):  # A singular: Lanczos on A itself
-            run = None
-    if run is None:
-        ops = _Operators(op, A, M, sigma, mode, Minv, OPinv, n, sp.dtype)
-        run = ops, _lanczos(ops.OP, ops.B, args[0], n, k, which, v0, *args[4:], gen)
-    ops, (theta, X, iters) = run
+    ops, (theta, X, iters) = _run(op, A, M, sigma, mode, Minv, OPinv, which, k, v0, sp, n, ncv,
+                                  maxiter, max(float(tol), 0.0), _generator(rng))
     w = ops.to_eig(theta)
     order = _result_order(w, which, sigma is None and not sp.complex, return_eigenvectors)
     w = w[order]
     X = _columns(X, order, sp)
-    w = _from_numpy(np.ascontiguousarray(w), sp.package, sp.device)
+    w = _from_numpy(np.ascontiguousarray(w, _real(sp.dtype)), sp.package, sp.device)
     if not iters:
         raise ArpackNoConvergence(
             f"[{op}] no convergence ({maxiter} restarts, {len(order)}/{k} eigenvectors "
@@ -383,6 +372,61 @@ def eigsh(A: Any, k: int = 6, M: Any = None, sigma: Any = None, which: str = "LM
 
 
 _MODES = ("normal", "buckling", "cayley")
+
+
+def _run(op: str, A: Any, M: Any, sigma: Any, mode: str, Minv: Any, OPinv: Any, which: str,
+         k: int, v0: Any, sp: Space, n: int, ncv: int, maxiter: int, tol: float,
+         gen: np.random.Generator) -> tuple[_Operators, tuple[np.ndarray, Any, int]]:
+    """The operators and the Lanczos' (theta, vectors, restarts). 'SM' asks for values inside
+    the spectrum of OP, whose Ritz values restarted Lanczos (ARPACK's too) finds slowly or
+    misses: the same eigenpairs are found as the extremal ones of another operator. 'SM'
+    without sigma: 'LM' of A^-1 M (shift-invert at 0) where A factorizes, else (an operator, a
+    singular A) 'SA' of OP^2 (OP = A or M^-1 A) and a Rayleigh-Ritz step with OP; 'SM' with
+    sigma in mode 'normal' (the eigenvalues farthest from sigma): 'LM' of M^-1 A - sigma."""
+    def lanczos(ops: _Operators, which: str) -> tuple[np.ndarray, Any, int]:
+        return _lanczos(ops.OP, ops.B, sp, n, k, which, v0, ncv, maxiter, tol, op, gen)
+
+    if which == "SM" and sigma is None and Minv is None and not _is_operator(A):
+        try:
+            ops = _Operators(op, A, M, 0.0, "normal", None, None, n, sp.dtype)
+            return ops, lanczos(ops, "LM")
+        except (LinAlgError, InvalidArgument):  # singular A (or NaN in it: raised below)
+            pass
+    if which == "SM" and sigma is not None and mode == "normal" and not _is_operator(M):
+        ops = _Operators(op, A, M, None, mode, None, None, n, sp.dtype)
+        s = float(np.real(sigma))
+        inner = ops.OP
+        ops.OP = lambda x: inner(x) - s * x
+        ops.to_eig = lambda t: t + s
+        return ops, lanczos(ops, "LM")
+    ops = _Operators(op, A, M, sigma, mode, Minv, OPinv, n, sp.dtype)
+    if which == "SM" and sigma is None:  # 'SA' of OP^2 (the bottom of its spectrum), then
+        OP = ops.OP                        # Rayleigh-Ritz with OP in that subspace
+        ops.OP = lambda x: OP(sp.result(OP(x), n, "the operator", op))
+        theta, X, iters = lanczos(ops, "SA")
+        ops.OP = OP
+        return ops, (*_rayleigh_ritz(OP, ops.B, X, sp, n, op), iters)
+    return ops, lanczos(ops, which)
+
+
+def _rayleigh_ritz(OP: Callable[[Any], Any], B: Callable[[Any], Any] | None, X: Any, sp: Space,
+                   n: int, op: str) -> tuple[np.ndarray, Any]:
+    """The Ritz pairs of OP in the span of X's B-orthonormal columns."""
+    k = int(X.shape[1])
+    if k == 0:
+        return np.zeros(0), X
+    BAX = sp.zeros((n, k))
+    for j in range(k):
+        y = sp.result(OP(X[:, j]), n, "the operator", op)
+        BAX[:, j] = y if B is None else sp.result(B(y), n, "M", op)
+    H = _to_numpy(X.conj().T @ BAX, sp.package)
+    theta, Y = np.linalg.eigh((H + H.conj().T) / 2)
+    return theta, X @ sp.host(Y)
+
+
+def _real(dtype: str) -> np.dtype:
+    """The real dtype of a dtype name (float32 for complex64)."""
+    return np.zeros(0, dtype).real.dtype
 
 
 def _is_complex(A: Any) -> bool:
@@ -451,30 +495,58 @@ def svds(A: Any, k: int = 6, ncv: int | None = None, tol: float = 0, which: str 
         ([29.0, 30.0], (40, 2), (2, 30))
     """
     op = "sparse.linalg.svds"
+    solver = str(solver).lower()
+    if solver not in ("arpack", "lobpcg", "propack"):
+        raise InvalidArgument(f"[{op}] solver must be one of 'arpack', 'lobpcg', 'propack', got {solver!r}")
     if solver != "arpack":
         raise NotSupported(f"[{op}] solver={solver!r}: gpula's svds is the Lanczos one ('arpack')")
+    which = str(which).upper()
     if which not in ("LM", "SM"):
         raise InvalidArgument(f"[{op}] which must be 'LM' or 'SM', got {which!r}")
-    if return_singular_vectors not in (True, False, "u", "vh"):
+    if not any(return_singular_vectors is f or return_singular_vectors == f
+               for f in (True, False, "u", "vh")):
         raise InvalidArgument(f"[{op}] return_singular_vectors must be True, False, 'u' or 'vh', "
                               f"got {return_singular_vectors!r}")
     Aop = aslinearoperator(A)
     m, n = Aop.shape
-    k = _int_arg(op, "k", k, 1)
-    if k >= min(m, n):
-        raise InvalidArgument(f"[{op}] k must be less than min(A.shape) = {min(m, n)}, got {k}")
+    if m * n == 0:
+        raise InvalidArgument(f"[{op}] A must not be empty, got shape {(m, n)}")
+    small = min(m, n)
+    k = _integral(op, "k", k, f"0 < k < min(A.shape) = {small}", lambda v: 0 < v < small)
+    if ncv is not None:
+        ncv = _integral(op, "ncv", ncv, f"k < ncv < min(A.shape) = {small}", lambda v: k < v < small)
+    if maxiter is not None:
+        maxiter = _integral(op, "maxiter", maxiter, "maxiter > 0", lambda v: v > 0)
+    if isinstance(tol, (bool, str)) or not isinstance(tol, (int, float, np.integer, np.floating)) \
+            or not (math.isfinite(tol) and tol >= 0):
+        raise InvalidArgument(f"[{op}] tol must be a non-negative finite number, got {tol!r}")
+    if v0 is not None:
+        if tuple(getattr(v0, "shape", np.shape(v0))) != (small,):
+            raise InvalidArgument(f"[{op}] v0 must have shape ({small},), got "
+                                  f"{tuple(getattr(v0, 'shape', np.shape(v0)))}")
+        if not any(t in str(getattr(v0, "dtype", np.asarray(v0).dtype)) for t in ("float", "complex")):
+            raise InvalidArgument(f"[{op}] v0 must be of floating or complex floating data type")
+    if rng is None:
+        rng = random_state
+    if rng is not None and not isinstance(rng, (np.random.Generator, np.random.RandomState,
+                                                int, np.integer)) or isinstance(rng, bool):
+        raise InvalidArgument(f"[{op}] rng must be a NumPy Generator, RandomState or an int seed, "
+                              f"got {rng!r}")
+    if isinstance(rng, np.random.RandomState):
+        rng = np.random.default_rng(rng.randint(2**31))
     tall = m >= n
     X = Aop if tall else Aop.H  # X is tall: X^H X is the small side
     XhX = LinearOperator((min(m, n),) * 2, lambda x: X.rmatvec(X.matvec(x)), dtype=Aop.dtype)
     if v0 is None:  # a random start in A's package and device (the operator has none)
         home = _space(op, A, None, None)
-        g = _generator(rng if rng is not None else random_state)
+        g = _generator(rng)
         v0 = home.host(g.standard_normal(min(m, n)))
     try:
         _, V = eigsh(XhX, k=k, which="LA" if which == "LM" else "SA", v0=v0, ncv=ncv,
-                     maxiter=maxiter, tol=tol, rng=rng if rng is not None else random_state)
+                     maxiter=maxiter, tol=tol ** 2, rng=rng)
     except ArpackNoConvergence as e:
-        raise ArpackNoConvergence(str(e).replace("eigsh", "svds"), e.eigenvalues, e.eigenvectors) from None
+        raise ArpackNoConvergence(str(e).replace("eigsh", "svds"), e.eigenvalues, e.eigenvectors,
+                                  e.iterations) from None
     XV = X.matmat(V)
     U, s, Wh = np.linalg.svd(_to_numpy(XV, _package(XV)), full_matrices=False)  # Rayleigh-Ritz, k columns
     order = np.argsort(s, kind="stable")
@@ -484,7 +556,7 @@ def svds(A: Any, k: int = 6, ncv: int | None = None, tol: float = 0, which: str 
     vh = (V @ sp.host(Wh.conj().T)).conj().T  # (k, n) of X's right side
     if not tall:
         u, vh = vh.conj().T, u.conj().T
-    s = _from_numpy(np.ascontiguousarray(s), sp.package, sp.device)
+    s = _from_numpy(np.ascontiguousarray(s, _real(sp.dtype)), sp.package, sp.device)
     rsv = return_singular_vectors
     if rsv is False:
         return s
