@@ -7,9 +7,11 @@ the small projected matrix H = V^H B OP V is solved on the host (numpy.linalg.ei
 keeps the wanted Ritz vectors and half of the rest, in the order of ``which``; a Ritz pair
 is converged when ``|beta_m y_m| <= tol max(|theta|, eps^(2/3) ||H||)`` (ARPACK's test; tol=0:
 machine precision), or at most ``eps ||H||`` (the backward error rounding allows: ARPACK's
-own test for a tiny interior theta can ask for less than that). Shift-invert (sigma) and M are ARPACK's modes 3 and 2: OP = (A - sigma
-M)^-1 M with gl.sparse.DirectSolver (or OPinv), OP = M^-1 A with a DirectSolver on M (or
-Minv), in the M inner product.
+own test for a tiny interior theta can ask for less than that). Shift-invert (sigma) and M
+are ARPACK's modes 3 and 2: OP = (A - sigma M)^-1 M with gl.sparse.DirectSolver (or OPinv),
+OP = M^-1 A with a DirectSolver on M (or Minv), in the M inner product; 'buckling' and
+'cayley' are its modes 4 and 5. Wanted values inside OP's spectrum ('SM') are found as the
+extremal ones of another operator (see _run).
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ class _Operators:
             self.OP = lambda x: inv(Aop.matvec(x))
             self.to_eig = lambda t: s * t / (t - 1.0)
         elif mode == "cayley":
-            Mv = (lambda x: x) if Mop is None else Mop.matvec
+            Mv: Callable[[Any], Any] = _identity if Mop is None else Mop.matvec
             self.OP = lambda x: inv(Aop.matvec(x) + s * Mv(x))
             self.to_eig = lambda t: s * (t + 1.0) / (t - 1.0)
         else:
@@ -127,7 +129,7 @@ class _Operators:
         """x -> (A - s M)^-1 x: the user's operator, or one factorization by DirectSolver."""
         if given is not None:
             return aslinearoperator(given).matvec
-        if _is_operator(A) or not (is_sparse(A) or getattr(A, "ndim", None) == 2):  # scipy's: is_sparse
+        if _is_operator(A) or not (is_sparse(A) or getattr(A, "ndim", None) == 2):
             raise NotSupported(
                 f"[{self.op}] {what} must be a sparse or dense matrix to factorize (a "
                 "LinearOperator needs OPinv= / Minv=)"
@@ -152,11 +154,16 @@ class _Operators:
         return solve
 
 
+def _identity(x: Any) -> Any:
+    return x
+
+
 def _is_operator(A: Any) -> bool:
     """A gpula or scipy LinearOperator (not a matrix)."""
     if isinstance(A, LinearOperator):
         return True
-    return hasattr(A, "matvec") and hasattr(A, "shape") and not hasattr(A, "format")  # as aslinearoperator
+    # as aslinearoperator: is_sparse is also true of scipy's LinearOperator
+    return hasattr(A, "matvec") and hasattr(A, "shape") and not hasattr(A, "format")
 
 
 def _dense_csr(A: Any) -> Any:
@@ -253,12 +260,14 @@ def _lanczos(OP: Callable[[Any], Any], B: Callable[[Any], Any] | None, sp: Space
             if j + 1 < ncv:
                 H[j + 1, j] = H[j, j + 1] = beta
         if not np.isfinite(H).all():
-            raise InvalidArgument(f"[{op}] the operator produced NaN or Inf (A or M holds NaN or Inf)")
+            raise InvalidArgument(
+                f"[{op}] the operator produced NaN or Inf (A or M holds NaN or Inf)")
         theta, Y = np.linalg.eigh(H)
         res = np.abs(beta * Y[ncv - 1, :])
         anorm = float(np.abs(theta).max()) if theta.size else 0.0
         sel = _wanted(theta, which, k)
-        ok = res[sel] <= np.maximum(tol * np.maximum(np.abs(theta[sel]), eps23 * anorm), sp.eps * anorm)
+        ok = res[sel] <= np.maximum(tol * np.maximum(np.abs(theta[sel]), eps23 * anorm),
+                                    sp.eps * anorm)
         if np.all(ok):
             return theta[sel], V[:, :ncv] @ sp.host(Y[:, sel]), it + 1
         keep = min(ncv - 1, max(k + (ncv - k) // 2, k + 1))
@@ -341,7 +350,8 @@ def eigsh(A: Any, k: int = 6, M: Any = None, sigma: Any = None, which: str = "LM
         raise InvalidArgument(f"[{op}] A must be square, got shape {shape}")
     n = shape[0]
     if M is not None and tuple(getattr(M, "shape", ())) != (n, n):
-        raise InvalidArgument(f"[{op}] M must have shape ({n}, {n}), got {tuple(getattr(M, 'shape', ()))}")
+        raise InvalidArgument(
+            f"[{op}] M must have shape ({n}, {n}), got {tuple(getattr(M, 'shape', ()))}")
     if _is_complex(A) and mode != "normal":
         raise InvalidArgument(f"[{op}] mode={mode} cannot be used with complex matrix A")
     k = _int_arg(op, "k", k, 1)
@@ -464,7 +474,8 @@ def _dense_eigh(op: str, A: Any, M: Any, k: int, n: int, vectors: bool) -> Any:
         if X is not None and (is_sparse(X) or _is_operator(X)):
             kind = "sparse" if is_sparse(X) else "LinearOperator"
             raise DTypeError(f"[{op}] cannot use the dense eigh for {kind} {name} with k >= N "
-                             f"(k = {k}, N = {n}): reduce k, or call gl.linalg.eigh on dense arrays")
+                             f"(k = {k}, N = {n}): reduce k, or call gl.linalg.eigh on dense "
+                             "arrays")
     from ..linalg import eigh
 
     r = eigh(A, M, eigvals_only=not vectors)
@@ -497,7 +508,8 @@ def svds(A: Any, k: int = 6, ncv: int | None = None, tol: float = 0, which: str 
     op = "sparse.linalg.svds"
     solver = str(solver).lower()
     if solver not in ("arpack", "lobpcg", "propack"):
-        raise InvalidArgument(f"[{op}] solver must be one of 'arpack', 'lobpcg', 'propack', got {solver!r}")
+        raise InvalidArgument(
+            f"[{op}] solver must be one of 'arpack', 'lobpcg', 'propack', got {solver!r}")
     if solver != "arpack":
         raise NotSupported(f"[{op}] solver={solver!r}: gpula's svds is the Lanczos one ('arpack')")
     which = str(which).upper()
@@ -514,7 +526,8 @@ def svds(A: Any, k: int = 6, ncv: int | None = None, tol: float = 0, which: str 
     small = min(m, n)
     k = _integral(op, "k", k, f"0 < k < min(A.shape) = {small}", lambda v: 0 < v < small)
     if ncv is not None:
-        ncv = _integral(op, "ncv", ncv, f"k < ncv < min(A.shape) = {small}", lambda v: k < v < small)
+        ncv = _integral(op, "ncv", ncv, f"k < ncv < min(A.shape) = {small}",
+                        lambda v: k < v < small)
     if maxiter is not None:
         maxiter = _integral(op, "maxiter", maxiter, "maxiter > 0", lambda v: v > 0)
     if isinstance(tol, (bool, str)) or not isinstance(tol, (int, float, np.integer, np.floating)) \
@@ -524,7 +537,8 @@ def svds(A: Any, k: int = 6, ncv: int | None = None, tol: float = 0, which: str 
         if tuple(getattr(v0, "shape", np.shape(v0))) != (small,):
             raise InvalidArgument(f"[{op}] v0 must have shape ({small},), got "
                                   f"{tuple(getattr(v0, 'shape', np.shape(v0)))}")
-        if not any(t in str(getattr(v0, "dtype", np.asarray(v0).dtype)) for t in ("float", "complex")):
+        v0_dtype = str(getattr(v0, "dtype", np.asarray(v0).dtype))
+        if not any(t in v0_dtype for t in ("float", "complex")):
             raise InvalidArgument(f"[{op}] v0 must be of floating or complex floating data type")
     if rng is None:
         rng = random_state
@@ -548,7 +562,8 @@ def svds(A: Any, k: int = 6, ncv: int | None = None, tol: float = 0, which: str 
         raise ArpackNoConvergence(str(e).replace("eigsh", "svds"), e.eigenvalues, e.eigenvectors,
                                   e.iterations) from None
     XV = X.matmat(V)
-    U, s, Wh = np.linalg.svd(_to_numpy(XV, _package(XV)), full_matrices=False)  # Rayleigh-Ritz, k columns
+    # Rayleigh-Ritz, k columns
+    U, s, Wh = np.linalg.svd(_to_numpy(XV, _package(XV)), full_matrices=False)
     order = np.argsort(s, kind="stable")
     s, U, Wh = s[order], U[:, order], Wh[order, :]
     sp = Space.of(XV, _dtype_name(XV))
