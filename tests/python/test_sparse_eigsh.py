@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as ssla
+from conftest import to_np64
 
+import gpula as gl
 import gpula.sparse.linalg as sla
-from gpula.errors import InvalidArgument, NotSupported
+from gpula.errors import DTypeError, InvalidArgument, NotSupported
 
 
 def _sym(n, dt=np.float64, seed=0, density=0.05):
@@ -158,11 +160,6 @@ def test_svds_flags_operator_and_errors():
 
 # ---- scipy's edges (issue 22): every which with the values alone, SM without sigma, the
 # shift-invert modes, k >= n, argument rules, no convergence, packages ----
-
-from conftest import to_np64  # noqa: E402
-
-import gpula as gl  # noqa: E402
-from gpula.errors import DTypeError  # noqa: E402
 
 
 def _indefinite(n, seed, dt=np.float64):

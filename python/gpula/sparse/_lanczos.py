@@ -376,8 +376,8 @@ def eigsh(A: Any, k: int = 6, M: Any = None, sigma: Any = None, which: str = "LM
     w = _from_numpy(np.ascontiguousarray(w, _real(sp.dtype)), sp.package, sp.device)
     if not iters:
         raise ArpackNoConvergence(
-            f"[{op}] no convergence ({maxiter} restarts, {len(order)}/{k} eigenvectors "
-            "converged)", w, X, maxiter)
+            f"[{op}] No convergence ({maxiter} restarts: maxiter, {len(order)}/{k} "
+            "eigenvectors converged)", w, X, maxiter)
     return (w, X) if return_eigenvectors else w
 
 
