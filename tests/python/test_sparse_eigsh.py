@@ -4,6 +4,7 @@ torch in / torch out, return flags, and the documented errors."""
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as ssla
 from conftest import to_np64
@@ -406,3 +407,22 @@ def test_eigsh_and_svds_in_the_callers_package(xp):
     xp.empty_like_check(s, "float64", (3,))
     np.testing.assert_allclose(to_np64(s), np.sort(np.linalg.svd(a[:, :50], compute_uv=False)[:3]),
                                rtol=1e-10)
+
+
+@pytest.mark.parametrize("dt", [np.complex128, np.complex64])
+def test_eigsh_sm_complex_and_generalized(dt):
+    """SM without sigma for a complex Hermitian A, and for (A, M) (scipy's mode 2)."""
+    A = _sym(200, dt, seed=22)
+    a = A.toarray().astype(np.complex128)
+    e = np.linalg.eigvalsh(a)
+    w, v = sla.eigsh(A, k=4, which="SM", rng=0)
+    assert v.dtype == dt
+    rtol = 1e-4 if dt == np.complex64 else 1e-9
+    np.testing.assert_allclose(w, np.sort(e[np.argsort(np.abs(e))[:4]]), rtol=rtol, atol=rtol)
+    B = _sym(200, seed=23)
+    M = sp.diags(np.random.default_rng(23).uniform(1, 2, 200)).tocsr()
+    eg = scipy.linalg.eigh(B.toarray(), M.toarray(), eigvals_only=True)
+    for A_ in (B, sla.aslinearoperator(B)):  # a matrix: A^-1 M; an operator: (M^-1 A)^2
+        w, v = sla.eigsh(A_, k=3, M=M, which="SM", rng=0)
+        np.testing.assert_allclose(w, np.sort(eg[np.argsort(np.abs(eg))[:3]]), rtol=1e-9)
+        _check_pairs(B, w, v, M)

@@ -316,8 +316,8 @@ def eigsh(A: Any, k: int = 6, M: Any = None, sigma: Any = None, which: str = "LM
     (lambda + sigma) / (lambda - sigma)). sigma factorizes A - sigma M once with
     gl.sparse.DirectSolver (or uses OPinv); M without sigma factorizes M (or uses Minv).
     'SM' without sigma on a matrix A (not an operator) runs on A^-1 (M) (the same eigenvalues,
-    found far faster than ARPACK's Lanczos on A, which the singular A or an operator still
-    gets). tol <= 0: machine precision. maxiter: restarts (default 10 n). ncv > n is taken as n.
+    found far faster and more surely than by ARPACK's Lanczos on A); an operator or a singular
+    A runs on A^2 (M^-1 A squared) with a Rayleigh-Ritz step. tol <= 0: machine precision. maxiter: restarts (default 10 n). ncv > n is taken as n.
 
     Returns ``(w, v)`` with w ascending and v's columns M-orthonormal (A-orthonormal in
     'buckling'), or w alone, ordered as ARPACK's (scipy's) for a real A without sigma: 'LM'
@@ -400,8 +400,8 @@ def _run(op: str, A: Any, M: Any, sigma: Any, mode: str, Minv: Any, OPinv: Any, 
         try:
             ops = _Operators(op, A, M, 0.0, "normal", None, None, n, sp.dtype)
             return ops, lanczos(ops, "LM")
-        except (LinAlgError, InvalidArgument):  # singular A (or NaN in it: raised below)
-            pass
+        except (LinAlgError, InvalidArgument, NotSupported):  # singular A, no direct solver
+            pass                                                # here (NaN in A: raised below)
     if which == "SM" and sigma is not None and mode == "normal" and not _is_operator(M):
         ops = _Operators(op, A, M, None, mode, None, None, n, sp.dtype)
         s = float(np.real(sigma))
