@@ -317,7 +317,8 @@ def eigsh(A: Any, k: int = 6, M: Any = None, sigma: Any = None, which: str = "LM
     gl.sparse.DirectSolver (or uses OPinv); M without sigma factorizes M (or uses Minv).
     'SM' without sigma on a matrix A (not an operator) runs on A^-1 (M) (the same eigenvalues,
     found far faster and more surely than by ARPACK's Lanczos on A); an operator or a singular
-    A runs on A^2 (M^-1 A squared) with a Rayleigh-Ritz step. tol <= 0: machine precision. maxiter: restarts (default 10 n). ncv > n is taken as n.
+    A runs on A^2 (M^-1 A squared) with a Rayleigh-Ritz step. tol <= 0: machine precision.
+    maxiter: restarts (default 10 n). ncv > n is taken as n.
 
     Returns ``(w, v)`` with w ascending and v's columns M-orthonormal (A-orthonormal in
     'buckling'), or w alone, ordered as ARPACK's (scipy's) for a real A without sigma: 'LM'
