@@ -426,3 +426,14 @@ def test_eigsh_sm_complex_and_generalized(dt):
         w, v = sla.eigsh(A_, k=3, M=M, which="SM", rng=0)
         np.testing.assert_allclose(w, np.sort(eg[np.argsort(np.abs(eg))[:3]]), rtol=1e-9)
         _check_pairs(B, w, v, M)
+
+
+def test_eigsh_v0_takes_the_type_of_a():
+    """As scipy: v0 (int, float32, complex, a list) is cast to A's type; the results keep A's."""
+    A = sp.diags(np.arange(1.0, 51.0)).tocsr()
+    for v0 in (np.ones(50, int), np.ones(50, np.float32), np.ones(50) + 1j, [1.0] * 50):
+        w, v = sla.eigsh(A, k=2, v0=v0)
+        assert v.dtype == np.float64 and w.dtype == np.float64
+        np.testing.assert_allclose(w, [49.0, 50.0], rtol=1e-12)
+    w, v = sla.eigsh(A.astype(np.float32), k=2, v0=np.ones(50))
+    assert v.dtype == np.float32 and w.dtype == np.float32

@@ -182,13 +182,14 @@ def _zeros_like_package(C: Any) -> Any:
 
 def _space(op: str, A: Any, M: Any, v0: Any) -> Space:
     """Where the basis lives: v0's package and device, else the matrix's (NumPy for an
-    operator without a v0), in the promoted dtype of A, M and v0."""
+    operator without a v0), in the promoted dtype of A and M (v0's where they have none; as
+    scipy, v0 takes A's type)."""
     dts = []
     for X in (A, M):
         d = getattr(X, "dtype", None)
         if d is not None:
             dts.append(d if _is_operator(X) else _dtype_name(X))
-    if v0 is not None:
+    if v0 is not None and not dts:
         dts.append(_dtype_name(v0) if hasattr(v0, "dtype") else np.asarray(v0).dtype)
     dt = result_dtype(op, *dts) if dts else "float64"
     for x in (v0, getattr(A, "data", None), A):
@@ -368,6 +369,9 @@ def eigsh(A: Any, k: int = 6, M: Any = None, sigma: Any = None, which: str = "LM
         raise InvalidArgument(f"[{op}] tol must be a real number, got {tol!r}")
     _check_inverses(op, M, sigma, Minv, OPinv)
     sp = _space(op, A, M, v0)
+    if v0 is not None and not sp.complex:
+        v0 = v0 if hasattr(v0, "dtype") else np.asarray(v0)
+        v0 = v0.real if _is_complex(v0) else v0  # as scipy's cast to A's real type
     ops, (theta, X, iters) = _run(op, A, M, sigma, mode, Minv, OPinv, which, k, v0, sp, n, ncv,
                                   maxiter, max(float(tol), 0.0), _generator(rng))
     w = ops.to_eig(theta)
