@@ -14,7 +14,8 @@ Writes bench/results/YYYY-MM-DD-<gpu>-matmul.md (dated table, in the repository)
 in DIR, DIR/bench_full.log (everything printed), DIR/bench_matmul.json, and DIR/bench_summary.txt
 (a short table of the numbers the "Done when" of issue 2 asks for), which it prints last.
 3. then each of --benches (OTHER_BENCHES below: dense linalg, sparse products, sparse direct,
-   sparse iterative, sparse eigensolvers, ...) in a child process with a timeout; their summary lines are appended.
+   sparse iterative, sparse eigensolvers, ...) in a child process with a timeout; their summary
+   lines are appended.
 --skip-cpp / --skip-python skip the matmul parts only.
 The targets in the summary are reported, never asserted: the exit status is non-zero only when a
 benchmark program failed to run.
