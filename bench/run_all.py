@@ -2,7 +2,7 @@
 """Runs gpula's benchmarks and writes their tables.
 
   python3 bench/run_all.py --out DIR [--cpp-bin PATH] [--quick] [--skip-cpp] [--skip-python]
-                           [--benches linalg,sparse_products,sparse_direct,sparse_iterative]
+                           [--benches linalg,sparse_products,sparse_direct,sparse_iterative,eigsh]
 
 1. the C++ per-call overhead binary (--cpp-bin, else build-gpu/bench/matmul_overhead, else the
    newest build*/bench/matmul_overhead);
@@ -14,7 +14,8 @@ Writes bench/results/YYYY-MM-DD-<gpu>-matmul.md (dated table, in the repository)
 in DIR, DIR/bench_full.log (everything printed), DIR/bench_matmul.json, and DIR/bench_summary.txt
 (a short table of the numbers the "Done when" of issue 2 asks for), which it prints last.
 3. then each of --benches (OTHER_BENCHES below: dense linalg, sparse products, sparse direct,
-   sparse iterative) in a child process with a timeout; their summary lines are appended.
+   sparse iterative, sparse eigensolvers, ...) in a child process with a timeout; their summary
+   lines are appended.
 --skip-cpp / --skip-python skip the matmul parts only.
 The targets in the summary are reported, never asserted: the exit status is non-zero only when a
 benchmark program failed to run.
@@ -355,6 +356,7 @@ OTHER_BENCHES = {
     "sparse_products": ("bench_sparse_products.py", [], ["--small"], 240),
     "sparse_direct": ("bench_sparse_direct.py", ["--m", "1000", "--no-umfpack"], ["--m", "300"], 240),
     "sparse_iterative": ("bench_sparse_iterative.py", ["--gpu-only"], ["--quick"], 200),
+    "eigsh": ("bench_eigsh.py", [], ["--quick"], 300),
     "torch": ("bench_torch.py", [], ["--quick"], 300),
     "fp8": ("bench_fp8.py", [], ["--quick"], 300),
     "grouped": ("bench_grouped.py", [], ["--quick"], 300),

@@ -9,11 +9,12 @@ Example:
 """
 
 from ._iterative import SolveInfo, bicgstab, cg, gmres, minres
-from ._lanczos import ArpackNoConvergence, eigsh, svds
+from ._lanczos import ArpackError, ArpackNoConvergence, eigsh, svds
 from ._lsq import lsmr, lsqr
 from ._operator import LinearOperator, aslinearoperator
 
 __all__ = [
+    "ArpackError",
     "ArpackNoConvergence",
     "LinearOperator",
     "SolveInfo",

@@ -8,6 +8,7 @@ import functools
 import numpy as np
 
 from . import (
+    catalog_eigsh,
     catalog_fp8,
     catalog_grouped,
     catalog_krylov,
@@ -36,9 +37,9 @@ ALL = {"torch": {"mat": "torch", "vec": "torch", "sparse": "torch_csr"},
 def entries() -> tuple[Entry, ...]:
     return (*catalog_matmul.entries(), *catalog_grouped.entries(), *catalog_linalg.entries(),
             *catalog_optim.entries(), *catalog_sparse.entries(),
-            *catalog_krylov.entries(), *catalog_misc.entries(), *catalog_threads.entries(),
-            *catalog_torch.entries(), *catalog_torch_optim.entries(), *catalog_fp8.entries(),
-            *catalog_views.entries())
+            *catalog_krylov.entries(), *catalog_eigsh.entries(), *catalog_misc.entries(),
+            *catalog_threads.entries(), *catalog_torch.entries(), *catalog_torch_optim.entries(),
+            *catalog_fp8.entries(), *catalog_views.entries())
 
 
 def array_args(e: Entry) -> list[Arg]:
