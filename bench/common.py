@@ -288,6 +288,28 @@ def group_rows(libs, times, notes, head, flops, extra):
     return rows
 
 
+def kernel_times(fn, n=5):
+    """[(us per call, launches per call, kernel name)] of every GPU kernel, memset and copy that
+    n calls of fn launch (torch.profiler over CUPTI: gpula's, cuBLAS's and cuSPARSE's kernels
+    too), slowest first."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(n):
+            fn()
+        torch.cuda.synchronize()
+    rows = []
+    for ev in prof.key_averages():
+        if ev.device_type.name != "CUDA":
+            continue
+        total = getattr(ev, "device_time_total", None) or getattr(ev, "cuda_time_total", 0)
+        rows.append((total / n, ev.count / n, ev.key))
+    return sorted(rows, reverse=True)
+
+
 def host_overhead(call, *, n_calls, repeats, burst=256, bursts=40):
     """Per-call cost of `call(i)` in microseconds, median over repeats:
     us_per_call: host clock over n_calls plus one final synchronize, / n_calls;

@@ -14,25 +14,11 @@ Reports only.
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-
-def kernels(step, torch, n=5):
-    from torch.profiler import ProfilerActivity, profile
-
-    step()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(n):
-            step()
-        torch.cuda.synchronize()
-    rows = []
-    for ev in prof.key_averages():
-        if ev.device_type.name != "CUDA":
-            continue
-        total = getattr(ev, "device_time_total", None) or getattr(ev, "cuda_time_total", 0)
-        rows.append((total / n, ev.count / n, ev.key))
-    rows.sort(reverse=True)
-    return rows
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import kernel_times  # noqa: E402
 
 
 def main() -> None:
@@ -65,7 +51,7 @@ def main() -> None:
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}; "
           f"FFN bf16 T={args.tokens} {args.d}->{args.h}->{args.d}, forward + backward")
     for name, model in (("gpula FusedMLP", fused), ("torch eager", ref)):
-        rows = kernels(step(model), torch)
+        rows = kernel_times(step(model))
         print(f"\n{name}: {sum(r[0] for r in rows) / 1e3:.3f} ms of kernels per step")
         print("| us per step | calls per step | kernel |")
         print("|---|---|---|")

@@ -66,22 +66,11 @@ def host_us(fn, torch, n=200):
     return (time.perf_counter() - t0) / n * 1e6
 
 
-def kernels(fn, torch, n=20):
-    from torch.profiler import ProfilerActivity, profile
-
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(n):
-            fn()
-        torch.cuda.synchronize()
-    rows = []
-    for ev in prof.key_averages():
-        if ev.device_type.name != "CUDA" or ev.count < n:
-            continue
-        t = getattr(ev, "device_time_total", None) or getattr(ev, "cuda_time_total", 0)
-        rows.append(f"{ev.key[:60]} x{ev.count // n} {t / ev.count:.1f}us")
-    return "; ".join(rows) or "-"
+def kernels(fn):
+    """The kernels of one call and their mean times, on one line."""
+    n = 20
+    rows = [r for r in common.kernel_times(fn, n) if r[1] >= 1]
+    return "; ".join(f"{key[:60]} x{calls:g} {us / calls:.1f}us" for us, calls, key in rows) or "-"
 
 
 def main() -> None:
@@ -115,7 +104,7 @@ def main() -> None:
         for impl, fn in impls:
             one, burst = one_call_ms(fn, torch), burst_ms(fn, torch)
             print(f"| {name} | {impl} | {one:.4f} | {burst:.4f} | {nbytes / burst / 1e6:.0f} | "
-                  f"{host_us(fn, torch):.1f} | {kernels(fn, torch)} |", flush=True)
+                  f"{host_us(fn, torch):.1f} | {kernels(fn)} |", flush=True)
 
 
 if __name__ == "__main__":
