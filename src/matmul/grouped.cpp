@@ -9,6 +9,7 @@
 #include "backend/cuda_api.h"
 #include "core/format.h"
 #include "matmul/dtype_rules.h"
+#include "matmul/front_checks.h"
 #include "matmul/grouped_backend.h"
 #include "matmul/layout.h"
 
@@ -116,14 +117,6 @@ Bound bind_operand(const Operand& op, Stream s, std::vector<Tensor>& keep) {
                      op.staged_strides[n - 1], detail::Order::any);
   b.stack_stride = n == 3 ? op.staged_strides[0] : 0;
   return b;
-}
-
-Stream exec_stream(Device exec, Stream s) {
-  if (!exec.is_cuda()) return {exec, nullptr};
-  if (s.device.is_cuda() && s.device != exec)
-    throw_error<InvalidArgument>(kOp, "stream is on ", to_string(s.device), ", the work runs on ",
-                                 to_string(exec));
-  return {exec, s.device.is_cuda() ? s.handle : nullptr};
 }
 
 bool same_layout(const TensorView& x, const TensorView& y) {
@@ -249,7 +242,7 @@ GroupedMatmul::GroupedMatmul(const TensorView& a, const TensorView& b,
   I.a = make_operand(a, I.a_order);
   I.b = make_operand(b, I.b_order);
   if (offsets) {
-    I.read_offsets(*offsets, exec_stream(I.device, {}));  // checked now
+    I.read_offsets(*offsets, detail::exec_stream(kOp, I.device, {}));  // checked now
     I.offsets = offsets;
   }
 }
@@ -401,13 +394,7 @@ void GroupedMatmul::plan(Epilog epilog, const GroupedEpilogInputs& inputs) {
   } else {
     I.specs.push_back({"result", {I.t, I.n}, I.problem.d_type});
   }
-  for (const OutputSpec& spec : I.specs) {
-    int64_t bytes = 0;
-    if (__builtin_mul_overflow(detail::checked_numel(kOp, spec.name.c_str(), spec.shape),
-                               static_cast<int64_t>(size_of(spec.dtype)), &bytes))
-      throw_error<OutOfMemory>(kOp, "output '", spec.name, "' of shape ",
-                               detail::shape_str(spec.shape), " would need more than 2^63 bytes");
-  }
+  detail::check_output_bytes(kOp, I.specs);
 
   I.problem.epilog = epilog;
   I.backend.reset();
@@ -462,7 +449,7 @@ const char* GroupedMatmul::Impl::bias_data(const TensorView& bias, Stream s,
 
 void GroupedMatmul::Impl::run(const std::vector<TensorView>& results,
                               const std::optional<TensorView>& offsets_in, Stream stream) {
-  const Stream s = exec_stream(device, stream);
+  const Stream s = detail::exec_stream(kOp, device, stream);
   std::vector<Tensor> keep;
   std::vector<detail::GroupedItem> items;
   const DType at = problem.a_type, bt = problem.b_type;

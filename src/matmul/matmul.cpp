@@ -7,6 +7,7 @@
 #include "backend/cuda_api.h"
 #include "core/format.h"
 #include "matmul/dtype_rules.h"
+#include "matmul/front_checks.h"
 #include "matmul/impl.h"
 #include "matmul/scales.h"
 
@@ -285,13 +286,7 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
   }
   if (P.amax) I.specs.push_back({"amax", {}, DType::f32});
 
-  for (const OutputSpec& spec : I.specs) {
-    int64_t bytes = 0;
-    if (__builtin_mul_overflow(detail::checked_numel(kOp, spec.name.c_str(), spec.shape),
-                               static_cast<int64_t>(size_of(spec.dtype)), &bytes))
-      throw_error<OutOfMemory>(kOp, "output '", spec.name, "' of shape ",
-                               detail::shape_str(spec.shape), " would need more than 2^63 bytes");
-  }
+  detail::check_output_bytes(kOp, I.specs);
 
   I.layout = L0;
   I.m_item = m_item;
@@ -362,14 +357,6 @@ std::vector<AlgorithmInfo> Matmul::plan(Epilog epilog, const EpilogInputs& input
 
 namespace {
 
-Stream exec_stream(Device exec, Stream s) {
-  if (!exec.is_cuda()) return {exec, nullptr};
-  if (s.device.is_cuda() && s.device != exec)
-    throw_error<InvalidArgument>(kOp, "stream is on ", to_string(s.device), ", the work runs on ",
-                                 to_string(exec));
-  return {exec, s.device.is_cuda() ? s.handle : nullptr};
-}
-
 // Copies the current operand into a fresh buffer laid out as planned.
 const void* stage(const detail::OperandLayout& L, const TensorView& operand, Device exec,
                   Stream s, std::vector<Tensor>& keep, int64_t& budget) {
@@ -431,7 +418,7 @@ detail::MatmulBuffers Matmul::Impl::stage_inputs(Stream s, std::vector<Tensor>& 
 }
 
 void Matmul::Impl::run(const MatmulOutputs& out, Stream stream) {
-  const Stream s = exec_stream(exec_device, stream);
+  const Stream s = detail::exec_stream(kOp, exec_device, stream);
   const bool remote = exec_device != data_device;
   std::vector<Tensor> keep;
   // Outputs where the work runs: the caller's, or temporaries copied back at the end.
@@ -552,7 +539,7 @@ AlgorithmInfo Matmul::autotune(int iterations, Stream stream) {
   if (iterations < 1)
     throw_error<InvalidArgument>(kOp, "autotune iterations must be >= 1, got ", iterations);
   if (!I.backend) return {};
-  const Stream s = exec_stream(I.exec_device, stream);
+  const Stream s = detail::exec_stream(kOp, I.exec_device, stream);
   std::vector<Tensor> keep;
   detail::MatmulBuffers buf = I.stage_inputs(s, keep);
   // Scratch outputs, so that autotuning never writes into a caller's arrays.
