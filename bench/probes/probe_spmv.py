@@ -17,7 +17,6 @@ Reports only.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,33 +27,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import common  # noqa: E402
 
 
-def one_call_ms(fn, torch, repeats=20):
-    out = []
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    for _ in range(repeats):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e))
-    return statistics.median(out)
+def one_call_ms(fn):
+    """Median ms of one call between events (the bench's old number: host latency included)."""
+    return common.device_time(fn, 20, warmup=3).ms
 
 
-def burst_ms(fn, torch, n=50, repeats=7):
-    out = []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
+def burst_ms(fn, n=50):
+    """Median ms per call of n back-to-back calls between events (the GPU's time per call)."""
+
+    def burst():
         for _ in range(n):
             fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e) / n)
-    return statistics.median(out)
+
+    return common.device_time(burst, 7).ms / n
 
 
 def host_us(fn, torch, n=200):
@@ -102,7 +87,7 @@ def main() -> None:
             Ad = gl.sparse.csr_matrix((ad.data, ad.indices, ad.indptr), shape=a.shape)
             impls += [("cupyx", lambda: ad @ xd), ("gpula (cupy)", lambda: Ad @ xd)]
         for impl, fn in impls:
-            one, burst = one_call_ms(fn, torch), burst_ms(fn, torch)
+            one, burst = one_call_ms(fn), burst_ms(fn)
             print(f"| {name} | {impl} | {one:.4f} | {burst:.4f} | {nbytes / burst / 1e6:.0f} | "
                   f"{host_us(fn, torch):.1f} | {kernels(fn)} |", flush=True)
 

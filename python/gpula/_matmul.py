@@ -147,14 +147,16 @@ _fast = _FastPlans()
 _FAST_CAPACITY = 64
 _REAL_TYPES = (float, int)
 _OPTION_FIELDS = tuple(f for f in _options.FIELDS if f != "logger")
+_HASHABLE_OPTION_TYPES = (type(None), str, int, float, bool, _gpula.ComputeType)
 
 
 def _fast_key(
     pkg: Any, a: Any, b: Any, alpha: Any, epilog: Any, epilog_inputs: Any, options: Any
 ) -> tuple[Any, int, int, int] | None:
     """(key, address of a, of b, of the bias or 0) for the fast path, or None: it takes operands
-    of one package (tensor subclasses such as torch's Parameter too) that has a fast_key, at most a bias among the epilogue inputs, and options
-    that are None or a MatmulOptions without a logger (compared by value)."""
+    of one package (tensor subclasses such as torch's Parameter too) that has a fast_key, at
+    most a bias among the epilogue inputs, and options that are None or a MatmulOptions without
+    a logger (compared by value)."""
     if _known_package(b) is not pkg or (epilog is not None and type(epilog) not in (Epilog, str)):
         return None
     ka = pkg.fast_key(a)
@@ -179,8 +181,6 @@ def _fast_key(
             return None
     return (ka[0], kb[0], kbias, alpha, epilog, okey), ka[1], kb[1], pbias
 
-
-_HASHABLE_OPTION_TYPES = (type(None), str, int, float, bool, _gpula.ComputeType)
 
 
 def matmul_cache_clear() -> None:
@@ -221,8 +221,9 @@ def matmul(
     write aux outputs (``*_AUX*``, ``*BGRAD*``) return ``(result, aux)`` with ``aux`` a dict:
     ``"relu_aux"`` (a uint8 bitmask, shape (..., M, ceil(N/128)*16)), ``"gelu_aux"`` (the
     pre-activation, shape (..., M, roundup(N, 8))), or the bias gradient (``"drelu_bgrad"``,
-    ``"dgelu_bgrad"``, ``"bgrada"``, ``"bgradb"``) or ``"amax"``. A plan is cached per thread, keyed by
-    layouts and options, so repeated calls of one shape do not re-plan; threads never share it.
+    ``"dgelu_bgrad"``, ``"bgrada"``, ``"bgradb"``) or ``"amax"``. A plan is cached per thread,
+    keyed by layouts and options, so repeated calls of one shape do not re-plan; threads never
+    share it.
 
     Types: ``a`` and ``b`` share one dtype among float16, bfloat16, float32, float64, complex64,
     complex128 (float8 on a GPU). Unlike numpy.matmul, nothing is promoted: mixed dtypes, and
@@ -305,7 +306,9 @@ def matmul(
         plans = _fast.plans
         if len(plans) >= _FAST_CAPACITY:
             plans.clear()
-        run = plans[fast[0]] = _make_executor(h.execute_operands, specs, generation, pkg, device, None)
+        run = plans[fast[0]] = _make_executor(
+            h.execute_operands, specs, generation, pkg, device, None
+        )
         return run(None, fast[1], fast[2], fast[3])
     try:
         outs = [pkg.empty(shape, dtype, device, _OP) for _, shape, dtype in specs]
@@ -371,9 +374,8 @@ def _make_executor(
                     r = alloc()
                 except MemoryError as e:
                     raise _out_of_memory(specs, e) from e
-                run(
-                    *ptrs, (address(r),), current() if stream is None else resolve(stream), generation
-                )
+                handle = current() if stream is None else resolve(stream)
+                run(*ptrs, (address(r),), handle, generation)
                 return r
 
         return execute

@@ -511,7 +511,8 @@ def _spmv(A: csr_matrix, x: Any, op: int, name: str) -> Any:
 def _fast_spmv(A: csr_matrix, x: Any, op: int) -> Any:
     """op(A) x by the executor _install_fast_spmv kept on A, or None where x does not match it."""
     fast = A.__dict__.get("_spmv_fast")
-    if fast is not None and type(x) is fast[0] and fast[1] == op and fast[2] == threading.get_ident():
+    if (fast is not None and type(x) is fast[0] and fast[1] == op
+            and fast[2] == threading.get_ident()):
         fk = fast[3](x)
         if fk is not None and fk[0] == fast[4]:
             return fast[5](x)
