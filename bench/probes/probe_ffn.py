@@ -6,6 +6,8 @@ GEMMs alone (T=16384 4096->16384->4096: 20.13 / 19.74 / 18.12). This lists, for 
 backward step of each, every GPU kernel (torch.profiler, CUPTI) with its mean time and count,
 so that the extra time is attributed: a cuBLASLt epilogue kernel slower than the plain GEMM of
 the same shape, memsets or copies, a reduction for the bias gradient, zero-filled gradients.
+It found DGELU_BGRAD run as a separate 2.27 ms epilogue kernel (H100, 2026-12-07): the backward
+now uses DGELU and takes the bias gradient on the weight GEMM (gpula/torch/_ops.py).
 Reports only.
 
     python bench/probes/probe_ffn.py [--tokens 65536 --d 1024 --h 4096]

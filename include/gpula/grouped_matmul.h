@@ -91,7 +91,9 @@ class GroupedMatmul {
   std::vector<OutputSpec> output_specs() const;
   Device device() const;
   bool planned() const;
-  /// The GPU path execute() takes (per_group on the CPU).
+  /// The GPU path the latest execute() took (per_group on the CPU). With GroupedAlgo::automatic
+  /// the GPU chooses per call, by the groups' mean row count (grouped_gemm for many small groups,
+  /// per_group on several streams for large ones): automatic until the first execute.
   GroupedAlgo algorithm() const;
 
   struct Impl;

@@ -96,8 +96,10 @@ struct EpilogInputs {
   std::optional<TensorView> a_scale, b_scale;
   std::optional<TensorView> d_scale;  ///< shape () or (1,); fp8 results only
   ScaleMode a_scale_mode = ScaleMode::automatic, b_scale_mode = ScaleMode::automatic;
-  /// Also write max |A @ B| (scaled by a's and b's scales, before d_scale and the rounding to
-  /// the result type) as the float32 aux output "amax" of shape (); fp8 operands only.
+  /// Also write max |A @ B| (scaled by a's and b's scales, before d_scale) as the float32 aux
+  /// output "amax" of shape (); fp8 operands only. For fp8 results cuBLASLt computes it before the
+  /// rounding; for float32/bfloat16/float16 results gpula reduces the result (after its rounding,
+  /// so within the result type's precision).
   bool amax = false;
 };
 

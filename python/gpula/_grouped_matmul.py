@@ -107,8 +107,9 @@ def grouped_matmul(
 
     On a GPU, ``grouped_algo`` picks the path: ``"grouped_gemm"`` (one cuBLAS grouped GEMM
     call; DEFAULT epilogue, bfloat16/float16/float32), ``"per_group"`` (one cuBLASLt product per
-    non-empty group, with fused epilogues and float8), or ``"auto"`` (grouped_gemm where it
-    applies). The CPU runs BLAS per group. The planned form, :class:`GroupedMatmul`, keeps
+    non-empty group, spread over a few streams, with fused epilogues and float8), or ``"auto"``
+    (where grouped_gemm applies, chosen per call: grouped_gemm for groups of fewer than 256 rows
+    on average, per_group for larger ones). The CPU runs BLAS per group. The planned form, :class:`GroupedMatmul`, keeps
     per-group plans across calls.
 
     Example:
@@ -304,7 +305,8 @@ class GroupedMatmul:
 
     @property
     def algorithm(self) -> str:
-        """The path execute() takes: ``"grouped_gemm"`` or ``"per_group"``."""
+        """The path the latest execute() took: ``"grouped_gemm"`` or ``"per_group"`` (``"auto"``
+        before the first execute of an auto plan on a GPU, which chooses per call)."""
         self._check("algorithm")
         return self._g.algorithm
 

@@ -247,11 +247,13 @@ def matmul(
             (1, ceil(K/128))); a pair for (a, b), one name for both, or None (the default): from
             the shapes. These are gl.quantize_fp8's layouts (for b: of ``b.T``, transposed) and
             torch._scaled_mm's. cuBLASLt (12.9+, sm_90) pairs tensor with tensor, row with row,
-            block128 with block128 or block128x128. ``"d_scale"`` (shape ()) scales a float8
-            result. A wrong shape raises gl.InvalidArgument naming the shapes each mode expects;
+            block128 with block128 or block128x128; row and block scales give float32,
+            bfloat16 or float16 results (a float8 result takes tensor scales). ``"d_scale"``
+            (shape ()) scales a float8 result. A wrong shape raises gl.InvalidArgument naming the shapes each mode expects;
             on the CPU, float8 raises gl.NotSupported.
         amax: also return ``aux["amax"]``, the float32 max ``|a_scale*a @ b_scale*b|`` (shape
-            (), before ``d_scale``); float8 only.
+            (), before ``d_scale``); float8 only. For a float8 result cuBLASLt computes it
+            before rounding; for other results gpula reduces the result (within its rounding).
 
     Example:
         >>> import numpy as np, gpula as gl

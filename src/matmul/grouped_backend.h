@@ -36,7 +36,8 @@ struct GroupedItem {
 class GroupedBackendPlan {
  public:
   virtual ~GroupedBackendPlan() = default;
-  // The path execute() takes: grouped_gemm or per_group.
+  // The path execute() took last: grouped_gemm or per_group (an "auto" GPU plan chooses per call;
+  // automatic before its first execute).
   virtual GroupedAlgo algo() const = 0;
   virtual void execute(const std::vector<GroupedItem>& items, Stream stream) = 0;
 };
@@ -45,7 +46,8 @@ namespace cpu {
 std::unique_ptr<GroupedBackendPlan> make_grouped_plan(const GroupedProblem& p, GroupedAlgo algo);
 }
 namespace cuda {
-// `algo` automatic picks grouped_gemm where it applies; grouped_gemm where it does not raises
+// `algo` automatic chooses per call between grouped_gemm and per_group where grouped_gemm
+// applies, per_group elsewhere; grouped_gemm where it does not apply raises
 // NotSupported. Per-group cuBLASLt plans get at most `workspace_limit` bytes of workspace.
 std::unique_ptr<GroupedBackendPlan> make_grouped_plan(const GroupedProblem& p, GroupedAlgo algo,
                                                       int64_t workspace_limit,

@@ -183,6 +183,11 @@ ScaleModes resolve_scale_modes(const TensorView& a, const TensorView& b, const E
   if (structured && !matrices)
     throw_error<NotSupported>(kOp, "row-wise and block scales take 2-D a and b (no batch), got a ",
                               a.shape_str(), " and b ", b.shape_str());
+  if (structured && is_float8(result))
+    throw_error<NotSupported>(kOp, "row-wise and block scales give float32, bfloat16 or float16 "
+                              "results (cuBLASLt on sm_90 has no ", name(result),
+                              " result for them): set the result type (options result_type "
+                              "'bfloat16'), or use tensor scales for a float8 result");
   if (!exec.is_cuda())
     throw_error<NotSupported>(kOp,
                               "fp8 matmul with row-wise/block scales, scale tensors or amax needs a "

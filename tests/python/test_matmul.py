@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import DTYPES, TOL, rel_err, to_np64
+from conftest import DTYPES, TOL, gelu_tol, rel_err, to_np64
 
 import gpula as gl
 
@@ -32,11 +32,6 @@ def _check(xp, r, ref, dtype, scale=None, tol=None):
     xp.empty_like_check(r, dtype, ref.shape)
     err = rel_err(r, ref, scale)
     assert err <= (TOL[dtype] if tol is None else tol), err
-
-
-def _gelu_tol(xp, dtype):
-    # cuBLASLt evaluates GELU and its derivative to about 1e-10 relative in float64.
-    return 1e-9 if xp.gpu and dtype == "float64" else TOL[dtype]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -181,7 +176,7 @@ def test_forward_epilogs(xp, rng, dtype, epilog, batch):
         inputs = {"bias": bias}
         pre = pre + bias64
     act = np.maximum(pre, 0) if "RELU" in epilog else gelu(pre) if "GELU" in epilog else pre
-    tol = _gelu_tol(xp, dtype) if "GELU" in epilog else TOL[dtype]
+    tol = gelu_tol(xp, dtype, TOL) if "GELU" in epilog else TOL[dtype]
     out = gl.matmul(a, b, epilog=getattr(gl.Epilog, epilog), epilog_inputs=inputs)
     if "AUX" not in epilog:
         _check(xp, out, act, dtype, tol=tol)
@@ -219,7 +214,7 @@ def test_backward_epilogs(xp, rng, dtype, kind, bgrad):
     out = gl.matmul(dy, wt, epilog=epilog, epilog_inputs={aux_name: aux})
     g = dy64 @ wt64
     d = g * unpack_bits(to_np64(aux), n) if kind == "RELU" else g * gelu_grad(to_np64(aux[:, :n]))
-    tol = _gelu_tol(xp, dtype) if kind == "GELU" else TOL[dtype]
+    tol = gelu_tol(xp, dtype, TOL) if kind == "GELU" else TOL[dtype]
     if not bgrad:
         _check(xp, out, d, dtype, tol=tol)
         return

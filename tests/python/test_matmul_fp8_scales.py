@@ -52,8 +52,12 @@ def test_scale_modes_match_float64(a_mode, b_mode, a_block, b_block, shape, resu
     ref = dequant(qa, sa, a_block) @ dequant(qw, sw, b_block).T
     got = r.float().cpu().numpy().astype(np.float64)
     err = np.linalg.norm(got - ref) / np.linalg.norm(ref)
-    assert err < (1e-5 if result_type == "float32" else 5e-3), (a_mode, b_mode, err)
-    assert abs(float(aux["amax"]) - np.abs(ref).max()) <= 1e-4 * np.abs(ref).max()
+    # Hopper's fp8 tensor cores accumulate with fewer bits than float32 (1.3e-4 measured on an
+    # H100 for K = 512 and 640).
+    assert err < (5e-4 if result_type == "float32" else 5e-3), (a_mode, b_mode, err)
+    # gpula reduces a float32/bfloat16 result itself: within the result's rounding.
+    amax_tol = 1e-4 if result_type == "float32" else 4e-3
+    assert abs(float(aux["amax"]) - np.abs(ref).max()) <= amax_tol * np.abs(ref).max()
     # The same modes named explicitly.
     r2 = gl.matmul(qa, qw.T, epilog_inputs={"a_scale": sa, "b_scale": sb},
                    options={"result_type": result_type}, scale_mode=(a_mode, b_mode))
@@ -62,15 +66,28 @@ def test_scale_modes_match_float64(a_mode, b_mode, a_block, b_block, shape, resu
 
 def test_d_scale_and_fp8_result():
     x = torch.randn(128, 256).cuda()
-    qa, sa = gl.quantize_fp8(x, "e4m3", "row")
-    qw, sw = gl.quantize_fp8(x[:128], "e4m3", "row")
+    qa, sa = gl.quantize_fp8(x, "e4m3")
+    qw, sw = gl.quantize_fp8(x[:96], "e4m3")
     d = torch.tensor(0.25, device="cuda")
-    r = gl.matmul(qa, qw.T, epilog_inputs={"a_scale": sa, "b_scale": sw, "d_scale": d},
-                  options={"result_type": "float8_e4m3fn"})
-    ref = dequant(qa, sa, "row") @ dequant(qw, sw, "row").T * 0.25
+    r, aux = gl.matmul(qa, qw.T, epilog_inputs={"a_scale": sa, "b_scale": sw, "d_scale": d},
+                       options={"result_type": "float8_e4m3fn"}, amax=True)
+    assert r.dtype == torch.float8_e4m3fn and tuple(r.shape) == (128, 96)
+    full = dequant(qa, sa, None) @ dequant(qw, sw, None).T
+    ref = full * 0.25
     got = r.float().cpu().numpy()
     ok = np.abs(ref) < 400
     assert np.allclose(got[ok], ref[ok], rtol=0.07, atol=0.02)
+    # amax is of the product before d_scale and the rounding to float8 (cuBLASLt's).
+    assert abs(float(aux["amax"]) - np.abs(full).max()) <= 1e-4 * np.abs(full).max()
+
+
+def test_row_scales_with_fp8_result_raise_not_supported():
+    x = torch.randn(128, 256).cuda()
+    qa, sa = gl.quantize_fp8(x, "e4m3", "row")
+    qw, sw = gl.quantize_fp8(x[:96], "e4m3", "row")
+    with pytest.raises(gl.NotSupported, match="row-wise and block scales give"):
+        gl.matmul(qa, qw.T, epilog_inputs={"a_scale": sa, "b_scale": sw},
+                  options={"result_type": "float8_e4m3fn"})
 
 
 def test_k_zero_with_block_scales_gives_zeros():

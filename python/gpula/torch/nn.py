@@ -53,9 +53,9 @@ class Linear(torch.nn.Linear):
 class FusedMLP(torch.nn.Module):
     """Linear layers of the given sizes with an activation between them (none after the last):
     ``FusedMLP([d_in, h1, ..., d_out])``. The forward is one fused call per layer; in the
-    backward, each layer's input-gradient GEMM also applies the activation derivative and bias
-    gradient of the layer below (DGELU_BGRAD / DRELU_BGRAD), as examples/python/mlp_demo.py does
-    by hand. ``layers`` holds ordinary ``gpula.torch.nn.Linear`` modules (their parameters).
+    backward, each layer's input-gradient GEMM also applies the activation derivative of the
+    layer below (DGELU / DRELU epilogues) and each weight-gradient GEMM the bias gradient
+    (BGRADA), so no elementwise kernel runs. ``layers`` holds ordinary ``gpula.torch.nn.Linear`` modules (their parameters).
 
     Example:
         >>> import torch

@@ -3,9 +3,12 @@
 //    bf16, f16, f32 with COMPUTE_32F). This toolkit's cuBLASLt (13.1) has no grouped matrix
 //    layouts, so cuBLAS's grouped GEMM is the grouped kernel there is.
 //  - per_group: one cuBLASLt matmul per group through the matmul plans (grouped_per_group.h),
-//    for the bias/activation epilogues and float8.
+//    spread over a few streams, for the bias/activation epilogues and float8.
+// "auto" takes per_group for the epilogues and float8, and otherwise chooses per call by the
+// groups' mean size (AutoGroupedPlan).
 // As in matmul.cpp, numpy's row-major D = A @ B is cuBLAS's column-major D^T = B^T A^T.
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -129,6 +132,105 @@ class GroupedGemmPlan final : public GroupedBackendPlan {
   std::vector<float> alpha_, beta_;
 };
 
+// per_group on several streams: the groups of one call are spread over kLanes streams forked from
+// the caller's (an event each way), largest first onto the least loaded lane, so that groups too
+// small to fill the GPU alone run side by side. One PerGroupPlan per lane keeps its own matmul
+// plans (and workspace, which the context keeps per stream).
+class StreamedPerGroupPlan final : public GroupedBackendPlan {
+ public:
+  StreamedPerGroupPlan(const GroupedProblem& p, const PerGroupPlan::Factory& make)
+      : device_(p.device.index) {
+    context(device_);  // makes the device current
+    GPULA_CHECK(kOp, cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming));
+    for (Lane& lane : lanes_) {
+      lane.plan = std::make_unique<PerGroupPlan>(p, make);
+      GPULA_CHECK(kOp, cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking));
+      GPULA_CHECK(kOp, cudaEventCreateWithFlags(&lane.done, cudaEventDisableTiming));
+    }
+  }
+  ~StreamedPerGroupPlan() override {
+    for (Lane& lane : lanes_) {
+      // Work still queued on a lane finishes; the stream's resources go when it has.
+      if (lane.done) GPULA_CHECK_NOTHROW(cudaEventDestroy(lane.done));
+      if (lane.stream) GPULA_CHECK_NOTHROW(cudaStreamDestroy(lane.stream));
+    }
+    if (forked_) GPULA_CHECK_NOTHROW(cudaEventDestroy(forked_));
+  }
+  StreamedPerGroupPlan(const StreamedPerGroupPlan&) = delete;
+  StreamedPerGroupPlan& operator=(const StreamedPerGroupPlan&) = delete;
+
+  GroupedAlgo algo() const override { return GroupedAlgo::per_group; }
+
+  void execute(const std::vector<GroupedItem>& items, Stream stream) override {
+    if (items.size() < 2) {
+      lanes_[0].plan->execute(items, stream);
+      return;
+    }
+    // Largest product first onto the least loaded lane.
+    std::vector<std::size_t> order(items.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto work = [&](std::size_t i) { return items[i].m * items[i].n * items[i].k; };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t x, std::size_t y) { return work(x) > work(y); });
+    std::array<int64_t, kLanes> load{};
+    for (Lane& lane : lanes_) lane.items.clear();
+    for (std::size_t i : order) {
+      const std::size_t l = static_cast<std::size_t>(
+          std::min_element(load.begin(), load.end()) - load.begin());
+      lanes_[l].items.push_back(items[i]);
+      load[l] += work(i);
+    }
+    auto s = static_cast<cudaStream_t>(stream.handle);
+    GPULA_CHECK(kOp, cudaEventRecord(forked_, s));
+    for (Lane& lane : lanes_) {
+      if (lane.items.empty()) continue;
+      GPULA_CHECK(kOp, cudaStreamWaitEvent(lane.stream, forked_, 0));
+      lane.plan->execute(lane.items, Stream{stream.device, lane.stream});
+      GPULA_CHECK(kOp, cudaEventRecord(lane.done, lane.stream));
+      GPULA_CHECK(kOp, cudaStreamWaitEvent(s, lane.done, 0));
+    }
+  }
+
+ private:
+  static constexpr std::size_t kLanes = 4;
+  struct Lane {
+    std::unique_ptr<PerGroupPlan> plan;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
+    std::vector<GroupedItem> items;
+  };
+  int device_;
+  cudaEvent_t forked_ = nullptr;
+  std::array<Lane, kLanes> lanes_{};
+};
+
+// "auto" where both paths apply: chosen per call from the groups' mean row count (routing changes
+// it every step). H100, bf16 (bench_grouped.py, 2026-12-07): 64 groups of ~1024 rows, K=4096,
+// N=1536: grouped GEMM 2.76 ms, one cuBLASLt call per group 1.80; 1024 groups of ~16 rows, K=N=1024:
+// grouped GEMM 0.65 ms, per group 5.85.
+class AutoGroupedPlan final : public GroupedBackendPlan {
+ public:
+  AutoGroupedPlan(const GroupedProblem& p, const PerGroupPlan::Factory& make)
+      : grouped_(p), per_group_(p, make) {}
+  GroupedAlgo algo() const override { return last_; }
+  void execute(const std::vector<GroupedItem>& items, Stream stream) override {
+    int64_t rows = 0;
+    for (const GroupedItem& it : items) rows += it.m;
+    const bool large = !items.empty() && rows >= kPerGroupRows * static_cast<int64_t>(items.size());
+    last_ = large ? GroupedAlgo::per_group : GroupedAlgo::grouped_gemm;
+    if (large)
+      per_group_.execute(items, stream);
+    else
+      grouped_.execute(items, stream);
+  }
+
+ private:
+  static constexpr int64_t kPerGroupRows = 256;
+  GroupedGemmPlan grouped_;
+  StreamedPerGroupPlan per_group_;
+  GroupedAlgo last_ = GroupedAlgo::automatic;
+};
+
 }  // namespace
 
 std::unique_ptr<GroupedBackendPlan> make_grouped_plan(const GroupedProblem& p, GroupedAlgo algo,
@@ -138,10 +240,12 @@ std::unique_ptr<GroupedBackendPlan> make_grouped_plan(const GroupedProblem& p, G
   if (algo == GroupedAlgo::grouped_gemm && !why.empty())
     throw_error<NotSupported>(kOp, "grouped_algo 'grouped_gemm' does not apply: ", why,
                               "; use 'per_group' or 'auto'");
-  if (algo != GroupedAlgo::per_group && why.empty()) return std::make_unique<GroupedGemmPlan>(p);
-  return std::make_unique<PerGroupPlan>(p, [workspace_limit, logger](const MatmulProblem& mp) {
+  const PerGroupPlan::Factory make = [workspace_limit, logger](const MatmulProblem& mp) {
     return make_matmul_plan(mp, PlanPreferences{1}, workspace_limit, logger);
-  });
+  };
+  if (algo == GroupedAlgo::grouped_gemm) return std::make_unique<GroupedGemmPlan>(p);
+  if (algo == GroupedAlgo::automatic && why.empty()) return std::make_unique<AutoGroupedPlan>(p, make);
+  return std::make_unique<StreamedPerGroupPlan>(p, make);
 }
 
 }  // namespace gpula::detail::cuda

@@ -13,6 +13,7 @@
 #include "backend/cuda/base/check.h"
 #include "backend/cuda/base/context.h"
 #include "backend/cuda/base/types.h"
+#include "backend/cuda/kernels/amax.h"
 #include "core/format.h"
 #include "matmul/matmul_backend.h"
 
@@ -231,8 +232,14 @@ class CublasLtPlan final : public MatmulBackendPlan {
                                   "(this build has ", CUBLAS_VERSION, ")");
 #endif
       }
-      if (p.amax) set_desc(desc_, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, placeholder);
+      // cuBLASLt computes amax for fp8 results only (with per-tensor scales: H100, cuBLAS 13);
+      // for the others run() reduces the result itself (kernels/amax.cu).
+      if (p.amax && is_float8(p.d.dtype))
+        set_desc(desc_, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, placeholder);
     }
+    stages_scales_ = ((p.k + 127) / 128) % 4 != 0 &&
+                     (p.a_scale_mode == ScaleMode::block128x128 ||
+                      p.b_scale_mode == ScaleMode::block128x128);
     alpha_ = Scalar::of(p.alpha, p.scale_type);
     beta_ = Scalar::of(p.beta, p.scale_type);
 
@@ -308,7 +315,7 @@ class CublasLtPlan final : public MatmulBackendPlan {
     const bool again = has_last_ && key == last_;
     last_ = key;
     has_last_ = true;
-    if (!again || caller_capturing(s)) {
+    if (!again || stages_scales_ || caller_capturing(s)) {
       run(chosen_, buf, s, ws);
       return;
     }
@@ -414,11 +421,23 @@ class CublasLtPlan final : public MatmulBackendPlan {
       set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
                static_cast<const void*>(buf.aux_out));
     if (epilog_reads_aux(e)) set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, buf.aux_in);
-    // cuBLAS's A is our B (see the file comment).
-    if (p_.b_scale_tensor) set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, buf.b_scale);
-    if (p_.a_scale_tensor) set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, buf.a_scale);
+    // cuBLAS's A is our B (see the file comment). 128x128 block scales are staged padded when
+    // cuBLASLt's layout differs from gpula's (padded_block_scales); the copies return to the
+    // stream-ordered pool after the matmul that reads them.
+    Tensor a_pad, b_pad;
+    const void* a_scale = buf.a_scale;
+    const void* b_scale = buf.b_scale;
+    if (stages_scales_) {
+      if (p_.a_scale_mode == ScaleMode::block128x128)
+        a_scale = padded_block_scales(buf.a_scale, (p_.m + 127) / 128, s, a_pad);
+      if (p_.b_scale_mode == ScaleMode::block128x128)
+        b_scale = padded_block_scales(buf.b_scale, (p_.n + 127) / 128, s, b_pad);
+    }
+    if (p_.b_scale_tensor) set_desc(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, b_scale);
+    if (p_.a_scale_tensor) set_desc(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, a_scale);
     if (p_.d_scale_tensor) set_desc(desc_, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, buf.d_scale);
-    if (p_.amax)
+    const bool lt_amax = p_.amax && is_float8(p_.d.dtype);
+    if (lt_amax)
       set_desc(desc_, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, static_cast<const void*>(buf.amax));
     const cublasLtMatmulHeuristicResult_t& r = algos_[i];
     // Without C, fp8 kernels take no in-place C: pass none (beta is zero, C is never read).
@@ -426,6 +445,31 @@ class CublasLtPlan final : public MatmulBackendPlan {
     GPULA_CHECK(kOp, cublasLtMatmul(handle_, desc_, alpha_.bytes, buf.b, a_.get(), buf.a, b_.get(),
                                     beta_.bytes, c, c_layout(), buf.d, d_.get(), &r.algo, ws,
                                     r.workspaceSize, s));
+    if (p_.amax && !lt_amax) {
+      AmaxArgs am{};
+      am.x = buf.d;
+      am.kind = p_.d.dtype == DType::f16 ? 0 : p_.d.dtype == DType::bf16 ? 1 : 2;
+      am.batch = p_.batch;
+      am.rows = p_.m;
+      am.cols = p_.n;
+      am.row_stride = p_.d.ld;
+      am.batch_stride = p_.d.batch_stride;
+      am.out = static_cast<float*>(buf.amax);
+      GPULA_CHECK(kOp, launch_amax(am, s));
+    }
+  }
+
+  // cuBLASLt reads 128x128 block scales (H100, cuBLAS 13.1: wrong results otherwise) as `rows`
+  // rows of ceil(K/128) rounded up to a multiple of 4 floats; gpula's layout packs the rows
+  // (ceil(K/128) floats apart). Returns a zero-padded copy in `keep`, made on `s`.
+  const void* padded_block_scales(const void* compact, int64_t rows, cudaStream_t s, Tensor& keep) {
+    const int64_t kb = (p_.k + 127) / 128, kb4 = (kb + 3) / 4 * 4;
+    keep = Tensor::empty({rows, kb4}, DType::f32, Stream{p_.device, s});
+    GPULA_CHECK(kOp, cudaMemsetAsync(keep.data(), 0, static_cast<size_t>(rows * kb4) * 4, s));
+    GPULA_CHECK(kOp, cudaMemcpy2DAsync(keep.data(), static_cast<size_t>(kb4) * 4, compact,
+                                       static_cast<size_t>(kb) * 4, static_cast<size_t>(kb) * 4,
+                                       static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, s));
+    return keep.data();
   }
 
   struct GraphKey {
@@ -458,6 +502,8 @@ class CublasLtPlan final : public MatmulBackendPlan {
 
   MatmulProblem p_;
   int device_;
+  // 128x128 block scales whose K-block count is not a multiple of 4 (padded_block_scales).
+  bool stages_scales_ = false;
   LogSink logger_;
   cublasLtHandle_t handle_ = nullptr;
   cublasLtMatmulDesc_t desc_ = nullptr;

@@ -54,7 +54,9 @@ Both mirror(const Tensor& t) {
   b.host.resize(bytes);
   if (bytes) std::memcpy(b.host.data(), t.data(), bytes);
   b.dev = dalloc(bytes);
-  if (bytes) EXPECT_EQ(cudaMemcpy(b.dev.get(), t.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  if (bytes) {
+    EXPECT_EQ(cudaMemcpy(b.dev.get(), t.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  }
   b.h = t.view();
   b.d = t.view();
   b.d.data = b.dev.get();
@@ -171,12 +173,15 @@ TEST_P(Fp8Scales, MatchesFloat64OfDequantizedOperands) {
   }
   double err = 0.0;
   for (std::size_t i = 0; i < got.size(); ++i) err += (got[i] - ref[i]) * (got[i] - ref[i]);
-  // fp32 accumulation of exact fp8 products (with scales applied per block in fp32); bf16 output
-  // adds its rounding (2^-9 relative).
-  const double tol = c.result == DType::f32 ? 1e-5 : 5e-3;
+  // Exact fp8 products, accumulated by Hopper's fp8 tensor cores with fewer bits than float32
+  // (1.3e-4 relative measured on an H100); bf16 output adds its rounding (2^-9 relative).
+  const double tol = c.result == DType::f32 ? 5e-4 : 5e-3;
   EXPECT_LT(std::sqrt(err / norm), tol) << name(c.a) << " x " << name(c.b);
   const float amax = to_host_vec<float>(r.aux.at("amax").data(), 1)[0];
-  EXPECT_NEAR(amax, ref_amax, 1e-4 * ref_amax) << name(c.a) << " x " << name(c.b);
+  // gpula reduces a float32/bfloat16 result itself (cuBLASLt computes amax for fp8 results only):
+  // within the result's rounding.
+  const double amax_tol = c.result == DType::f32 ? 1e-4 : 4e-3;
+  EXPECT_NEAR(amax, ref_amax, amax_tol * ref_amax) << name(c.a) << " x " << name(c.b);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -78,7 +78,9 @@ TEST_P(CudaGrouped, BothPathsMatchTheReference) {
     }
   }
   MoeCase c{300, 64, 48, 7};
-  EXPECT_EQ(run_case(c, t, 99), GroupedAlgo::grouped_gemm) << "auto takes grouped_gemm";
+  EXPECT_EQ(run_case(c, t, 99), GroupedAlgo::grouped_gemm) << "auto: ~43 rows per group";
+  MoeCase big{3000, 64, 48, 4};  // ~750 rows per group: per_group, spread over streams
+  EXPECT_EQ(run_case(big, t, 98), GroupedAlgo::per_group) << "auto: ~750 rows per group";
 }
 
 TEST_P(CudaGrouped, EpiloguesPerGroup) {
