@@ -55,8 +55,9 @@ def test_scale_modes_match_float64(a_mode, b_mode, a_block, b_block, shape, resu
     # Hopper's fp8 tensor cores accumulate with fewer bits than float32 (1.3e-4 measured on an
     # H100 for K = 512 and 640).
     assert err < (5e-4 if result_type == "float32" else 5e-3), (a_mode, b_mode, err)
-    # gpula reduces a float32/bfloat16 result itself: within the result's rounding.
-    amax_tol = 1e-4 if result_type == "float32" else 4e-3
+    # gpula reduces a float32/bfloat16 result itself: within the result's error (the fp8
+    # accumulation's, and bfloat16's rounding).
+    amax_tol = 5e-4 if result_type == "float32" else 4e-3
     assert abs(float(aux["amax"]) - np.abs(ref).max()) <= amax_tol * np.abs(ref).max()
     # The same modes named explicitly.
     r2 = gl.matmul(qa, qw.T, epilog_inputs={"a_scale": sa, "b_scale": sb},
@@ -77,8 +78,9 @@ def test_d_scale_and_fp8_result():
     got = r.float().cpu().numpy()
     ok = np.abs(ref) < 400
     assert np.allclose(got[ok], ref[ok], rtol=0.07, atol=0.02)
-    # amax is of the product before d_scale and the rounding to float8 (cuBLASLt's).
-    assert abs(float(aux["amax"]) - np.abs(full).max()) <= 1e-4 * np.abs(full).max()
+    # amax is of the product before d_scale and the rounding to float8 (cuBLASLt's), within the
+    # fp8 accumulation's error (5.9e-4 relative seen on an H100).
+    assert abs(float(aux["amax"]) - np.abs(full).max()) <= 2e-3 * np.abs(full).max()
 
 
 def test_row_scales_with_fp8_result_raise_not_supported():

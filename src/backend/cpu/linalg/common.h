@@ -30,6 +30,19 @@ T* item(const DenseBatch& x, int64_t b) {
 // Whether a batch of `count` matrices of order n runs one matrix per OpenMP thread.
 inline bool parallel(int64_t count, int64_t n) { return count > 1 && n <= kSmallN; }
 
+// A single matrix up to this order is factored on one BLAS thread (about a millisecond of work).
+// Waking gpula's 16 OpenBLAS threads while NumPy's spin (~0.1 s after each NumPy call) costs
+// 8-20 ms on a 16-core host (bench/probes/probe_cpu_wake.py, H100 host, 2026-12-07: a 128x256x512
+// f32 product took 0.11 ms on 16 threads alone and 19.9 ms right after a NumPy a @ b; on one
+// thread 0.27 and 0.48 ms).
+constexpr int64_t kSerialN = 256;
+
+// Whether gpula's OpenBLAS runs on one thread (blas::SerialScope) for this batch: one matrix
+// per OpenMP thread, or one small matrix.
+inline bool serial_blas(int64_t count, int64_t n) {
+  return parallel(count, n) || (count == 1 && n <= kSerialN);
+}
+
 inline lapack::Int to_int(int64_t v, const LinalgCall& c, const char* what) {
   return blas::to_int(v, c.op, what);
 }

@@ -125,7 +125,7 @@ class CpuEig final : public EigBackend {
                                       : static_cast<std::size_t>(2 * a.n);
       std::vector<R> rws(lane_r * lanes);
       constexpr R nan = std::numeric_limits<R>::quiet_NaN();
-      const blas::SerialScope serial(par);  // one BLAS thread per item
+      const blas::SerialScope serial(serial_blas(a.count, a.n));  // see serial_blas
 #pragma omp parallel for schedule(static) num_threads(lanes) if (par)
       for (int64_t b = 0; b < a.count; ++b) {
         T* m = base + b * nn;

@@ -99,7 +99,7 @@ class CpuEigh final : public EighBackend {
       std::vector<R> rwork(static_cast<std::size_t>(lrwork) * lanes);
       std::vector<lapack::Int> iwork(static_cast<std::size_t>(liwork) * lanes);
       const int64_t nn = a.n * a.n;
-      const blas::SerialScope serial(par);  // one BLAS thread per item
+      const blas::SerialScope serial(serial_blas(a.count, a.n));  // see serial_blas
 #pragma omp parallel for schedule(static) num_threads(lanes) if (par)
       for (int64_t b = 0; b < a.count; ++b) {
         T* m = base + b * nn;

@@ -93,7 +93,7 @@ class CpuEighGeneralized final : public EighGeneralizedBackend {
       std::vector<R> rwork(static_cast<std::size_t>(lrwork) * lanes);
       std::vector<lapack::Int> iwork(static_cast<std::size_t>(liwork) * lanes);
       const R nan = std::numeric_limits<R>::quiet_NaN();
-      const blas::SerialScope serial(par);  // one BLAS thread per item
+      const blas::SerialScope serial(serial_blas(a.count, a.n));  // see serial_blas
 #pragma omp parallel for schedule(static) num_threads(lanes) if (par)
       for (int64_t i = 0; i < a.count; ++i) {
         T* m = item<T>(a, i);

@@ -59,7 +59,7 @@ class CpuLdl final : public LdlBackend {
       const bool par = parallel(a.count, a.n);
       const int lanes = par ? omp_get_max_threads() : 1;
       std::vector<T> work(static_cast<std::size_t>(lwork) * lanes);
-      const blas::SerialScope serial(par);  // one BLAS thread per item
+      const blas::SerialScope serial(serial_blas(a.count, a.n));  // see serial_blas
 #pragma omp parallel for schedule(static) num_threads(lanes) if (par)
       for (int64_t b = 0; b < a.count; ++b) {
         const std::size_t lane = par ? static_cast<std::size_t>(omp_get_thread_num()) : 0;

@@ -79,7 +79,7 @@ class CpuSolve final : public SolveBackend {
     const lapack::Int n = to_int(a.n, c, "n");
     visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
-      const blas::SerialScope serial(parallel(a.count, a.n));  // one BLAS thread per item
+      const blas::SerialScope serial(serial_blas(a.count, a.n));  // see serial_blas
 #pragma omp parallel for schedule(static) if (parallel(a.count, a.n))
       for (int64_t b = 0; b < a.count; ++b)
         info[b] = lapack::potrf(upper ? 'U' : 'L', n, item<T>(a, b), n);
@@ -97,7 +97,7 @@ class CpuSolve final : public SolveBackend {
       const CBLAS_UPLO uplo = upper ? CblasUpper : CblasLower;
       const CBLAS_TRANSPOSE first = upper ? CblasNoTrans : CblasConjTrans;
       const CBLAS_TRANSPOSE second = upper ? CblasConjTrans : CblasNoTrans;
-      const blas::SerialScope serial(parallel(y.count, f.n));  // one BLAS thread per item
+      const blas::SerialScope serial(serial_blas(y.count, f.n));  // see serial_blas
 #pragma omp parallel for schedule(static) if (parallel(y.count, f.n))
       for (int64_t b = 0; b < y.count; ++b) {
         lapack::trsm(CblasRight, uplo, first, CblasNonUnit, m, n, item<T>(f, b), n, item<T>(y, b),
@@ -113,7 +113,7 @@ class CpuSolve final : public SolveBackend {
     const lapack::Int n = to_int(a.n, c, "n");
     visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
-      const blas::SerialScope serial(parallel(a.count, a.n));  // one BLAS thread per item
+      const blas::SerialScope serial(serial_blas(a.count, a.n));  // see serial_blas
 #pragma omp parallel for schedule(static) if (parallel(a.count, a.n))
       for (int64_t b = 0; b < a.count; ++b)
         info[b] = lapack::getrf(n, item<T>(a, b), n, ipiv + b * a.n);
@@ -128,7 +128,7 @@ class CpuSolve final : public SolveBackend {
     std::vector<lapack::Int> bad(x.count, 0);
     visit_float(lu.dtype, [&](auto t) {
       using T = decltype(t);
-      const blas::SerialScope serial(parallel(x.count, lu.n));  // one BLAS thread per item
+      const blas::SerialScope serial(serial_blas(x.count, lu.n));  // see serial_blas
 #pragma omp parallel for schedule(static) if (parallel(x.count, lu.n))
       for (int64_t b = 0; b < x.count; ++b)
         bad[b] = lapack::getrs(transpose ? 'T' : 'N', n, k, item<T>(lu, b), n, ipiv + b * lu.n,
@@ -182,7 +182,7 @@ class CpuSolve final : public SolveBackend {
       const bool par = parallel(a.count, a.n);
       const int lanes = par ? omp_get_max_threads() : 1;
       std::vector<T> work(static_cast<std::size_t>(lwork) * lanes);
-      const blas::SerialScope serial(par);  // one BLAS thread per item
+      const blas::SerialScope serial(serial_blas(a.count, a.n));  // see serial_blas
 #pragma omp parallel for schedule(static) num_threads(lanes) if (par)
       for (int64_t b = 0; b < a.count; ++b) {
         if (info[b] != 0) continue;

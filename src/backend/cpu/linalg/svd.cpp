@@ -108,7 +108,7 @@ class CpuSvd final : public SvdBackend {
       std::vector<lapack::Int> iwork(static_cast<std::size_t>(liwork) * lanes);
       const int64_t mn = rows * cols, us = rows * ucols, vs = vrows * cols;
       const R nan = std::numeric_limits<R>::quiet_NaN();
-      const blas::SerialScope serial(par);  // one BLAS thread per item
+      const blas::SerialScope serial(serial_blas(p.a.count, std::max(rows, cols)));
 #pragma omp parallel for schedule(static) num_threads(lanes) if (par)
       for (int64_t b = 0; b < p.a.count; ++b) {
         T* a = base + b * mn;

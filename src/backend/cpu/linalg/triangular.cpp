@@ -28,7 +28,7 @@ class CpuTriangular final : public TriangularBackend {
     const CBLAS_DIAG diag = unit ? CblasUnit : CblasNonUnit;
     visit_float(a.dtype, [&](auto t) {
       using T = decltype(t);
-      const blas::SerialScope serial(parallel(y.count, a.n));  // one BLAS thread per item
+      const blas::SerialScope serial(serial_blas(y.count, a.n));  // see serial_blas
 #pragma omp parallel for schedule(static) if (parallel(y.count, a.n))
       for (int64_t b = 0; b < y.count; ++b)
         lapack::trsm(CblasRight, uplo, cblas_op(op), diag, m, n, item<T>(a, b), n, item<T>(y, b),

@@ -34,6 +34,12 @@ namespace {
 constexpr double kGeluWork = 12.0;
 constexpr double kSmallProduct = 64.0 * 64.0 * 64.0;  // OpenBLAS runs these single-threaded
 constexpr int64_t kBgradChunks = 64;  // fixed row split: bias gradients do not depend on threads
+// Products up to this many multiply-adds (about a millisecond on one core) run on one thread,
+// the BLAS call too (blas::SerialScope): waking gpula's 16 OpenBLAS threads while NumPy's spin
+// (~0.1 s after each NumPy call) cost 8-20 ms on a 16-core host (bench/probes/probe_cpu_wake.py,
+// H100 host, 2026-12-07: 128x256x512 f32 0.11 ms on 16 threads alone, 19.9 ms right after a
+// NumPy a @ b; on one thread 0.27 and 0.48 ms).
+constexpr double kSerialProduct = double(int64_t{1} << 25);
 
 template <class W>
 constexpr DType dtype_of() {
@@ -306,7 +312,9 @@ class Runner {
       for (int64_t b = 0; b < p_.batch; ++b) run_item(b, lanes[omp_get_thread_num()]);
       return;
     }
-    Lane lane = make_lane(max_threads);
+    const bool serial = product * static_cast<double>(p_.batch) <= kSerialProduct;
+    const blas::SerialScope scope(serial && max_threads > 1);
+    Lane lane = make_lane(serial ? 1 : max_threads);
     for (int64_t b = 0; b < p_.batch; ++b) run_item(b, lane);
   }
 

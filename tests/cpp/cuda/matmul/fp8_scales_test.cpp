@@ -179,8 +179,8 @@ TEST_P(Fp8Scales, MatchesFloat64OfDequantizedOperands) {
   EXPECT_LT(std::sqrt(err / norm), tol) << name(c.a) << " x " << name(c.b);
   const float amax = to_host_vec<float>(r.aux.at("amax").data(), 1)[0];
   // gpula reduces a float32/bfloat16 result itself (cuBLASLt computes amax for fp8 results only):
-  // within the result's rounding.
-  const double amax_tol = c.result == DType::f32 ? 1e-4 : 4e-3;
+  // within the result's error (the fp8 accumulation's, 1.1e-4 seen, and bf16's rounding).
+  const double amax_tol = c.result == DType::f32 ? 5e-4 : 4e-3;
   EXPECT_NEAR(amax, ref_amax, amax_tol * ref_amax) << name(c.a) << " x " << name(c.b);
 }
 
