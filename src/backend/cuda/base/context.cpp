@@ -10,6 +10,9 @@ namespace gpula::detail::cuda {
 Context::Context(int device) : device_(device) {}
 
 Context::~Context() {
+  // Work still queued on a side stream finishes; the stream's resources go when it has.
+  for (cudaStream_t st : side_)
+    if (st) GPULA_CHECK_NOTHROW(cudaStreamDestroy(st));
   // Thread exit: the streams may be gone already, so free synchronously (never on a stream).
   for (auto& [stream, ws] : workspaces_) GPULA_CHECK_NOTHROW(cudaFree(ws.ptr));
   if (lt_) GPULA_CHECK_NOTHROW(cublasLtDestroy(lt_));
@@ -45,6 +48,12 @@ cusparseHandle_t Context::cusparse(cudaStream_t stream) {
   if (!cusparse_) GPULA_CHECK("context", cusparseCreate(&cusparse_));
   GPULA_CHECK("context", cusparseSetStream(cusparse_, stream));
   return cusparse_;
+}
+
+cudaStream_t Context::side_stream(int i) {
+  cudaStream_t& st = side_.at(static_cast<std::size_t>(i));
+  if (!st) GPULA_CHECK("context", cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  return st;
 }
 
 void* Context::workspace(cudaStream_t stream, std::size_t bytes) {

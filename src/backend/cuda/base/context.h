@@ -6,6 +6,7 @@
 #include <cusolverDn.h>
 #include <cusparse.h>
 
+#include <array>
 #include <cstddef>
 #include <unordered_map>
 
@@ -28,6 +29,11 @@ class Context {
   cusparseHandle_t cusparse(cudaStream_t stream);
   // A workspace of at least `bytes` for work ordered on `stream`; grown, never shrunk.
   void* workspace(cudaStream_t stream, std::size_t bytes);
+  // Side stream i (< kSideStreams) of this device and thread, non-blocking, created on first use
+  // and kept for the thread's life: work forked from a caller's stream (with events) runs on
+  // these, so that their workspaces are bounded and reused rather than made per call.
+  static constexpr int kSideStreams = 4;
+  cudaStream_t side_stream(int i);
 
  private:
   int device_;
@@ -41,6 +47,7 @@ class Context {
     std::size_t bytes = 0;
   };
   std::unordered_map<cudaStream_t, Workspace> workspaces_;
+  std::array<cudaStream_t, kSideStreams> side_{};
 };
 
 // Makes `device` current on this thread and returns its context.

@@ -132,10 +132,10 @@ class GroupedGemmPlan final : public GroupedBackendPlan {
   std::vector<float> alpha_, beta_;
 };
 
-// per_group on several streams: the groups of one call are spread over kLanes streams forked from
-// the caller's (an event each way), largest first onto the least loaded lane, so that groups too
-// small to fill the GPU alone run side by side. One PerGroupPlan per lane keeps its own matmul
-// plans (and workspace, which the context keeps per stream).
+// per_group on several streams: the groups of one call are spread over the context's side streams
+// (Context::side_stream), forked from the caller's stream and joined back with events, largest
+// first onto the least loaded stream, so that groups too small to fill the GPU alone run side by
+// side. One PerGroupPlan per lane keeps its own matmul plans.
 class StreamedPerGroupPlan final : public GroupedBackendPlan {
  public:
   StreamedPerGroupPlan(const GroupedProblem& p, const PerGroupPlan::Factory& make)
@@ -144,16 +144,12 @@ class StreamedPerGroupPlan final : public GroupedBackendPlan {
     GPULA_CHECK(kOp, cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming));
     for (Lane& lane : lanes_) {
       lane.plan = std::make_unique<PerGroupPlan>(p, make);
-      GPULA_CHECK(kOp, cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking));
       GPULA_CHECK(kOp, cudaEventCreateWithFlags(&lane.done, cudaEventDisableTiming));
     }
   }
   ~StreamedPerGroupPlan() override {
-    for (Lane& lane : lanes_) {
-      // Work still queued on a lane finishes; the stream's resources go when it has.
+    for (Lane& lane : lanes_)
       if (lane.done) GPULA_CHECK_NOTHROW(cudaEventDestroy(lane.done));
-      if (lane.stream) GPULA_CHECK_NOTHROW(cudaStreamDestroy(lane.stream));
-    }
     if (forked_) GPULA_CHECK_NOTHROW(cudaEventDestroy(forked_));
   }
   StreamedPerGroupPlan(const StreamedPerGroupPlan&) = delete;
@@ -180,22 +176,24 @@ class StreamedPerGroupPlan final : public GroupedBackendPlan {
       lanes_[l].items.push_back(items[i]);
       load[l] += work(i);
     }
+    Context& ctx = context(device_);
     auto s = static_cast<cudaStream_t>(stream.handle);
     GPULA_CHECK(kOp, cudaEventRecord(forked_, s));
-    for (Lane& lane : lanes_) {
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      Lane& lane = lanes_[l];
       if (lane.items.empty()) continue;
-      GPULA_CHECK(kOp, cudaStreamWaitEvent(lane.stream, forked_, 0));
-      lane.plan->execute(lane.items, Stream{stream.device, lane.stream});
-      GPULA_CHECK(kOp, cudaEventRecord(lane.done, lane.stream));
+      cudaStream_t side = ctx.side_stream(static_cast<int>(l));
+      GPULA_CHECK(kOp, cudaStreamWaitEvent(side, forked_, 0));
+      lane.plan->execute(lane.items, Stream{stream.device, side});
+      GPULA_CHECK(kOp, cudaEventRecord(lane.done, side));
       GPULA_CHECK(kOp, cudaStreamWaitEvent(s, lane.done, 0));
     }
   }
 
  private:
-  static constexpr std::size_t kLanes = 4;
+  static constexpr std::size_t kLanes = Context::kSideStreams;
   struct Lane {
     std::unique_ptr<PerGroupPlan> plan;
-    cudaStream_t stream = nullptr;
     cudaEvent_t done = nullptr;
     std::vector<GroupedItem> items;
   };
