@@ -1,20 +1,12 @@
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <algorithm>
 
 #include "backend/cuda/kernels/amax.h"
+#include "backend/cuda/kernels/half_load.cuh"
 
 namespace gpula::detail::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-__device__ float load(const void* x, int kind, int64_t i) {
-  if (kind == 0) return __half2float(static_cast<const __half*>(x)[i]);
-  if (kind == 1) return __bfloat162float(static_cast<const __nv_bfloat16*>(x)[i]);
-  return static_cast<const float*>(x)[i];
-}
 
 // Non-negative floats (and NaN, above +inf) order as their bits do: an unsigned max is a float max
 // that keeps NaN.
@@ -25,7 +17,7 @@ __global__ void amax_kernel(AmaxArgs a) {
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t b = i / per_matrix, e = i % per_matrix;
     const int64_t off = b * a.batch_stride + (e / a.cols) * a.row_stride + e % a.cols;
-    m = max(m, __float_as_uint(fabsf(load(a.x, a.kind, off))));
+    m = max(m, __float_as_uint(fabsf(load_as_float(a.x, a.kind, off))));
   }
   __shared__ unsigned int part[kThreads];
   part[threadIdx.x] = m;

@@ -1,8 +1,6 @@
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <algorithm>
 
+#include "backend/cuda/kernels/half_load.cuh"
 #include "backend/cuda/kernels/quantize_fp8.h"
 #include "matmul/fp8_codec.h"
 
@@ -10,12 +8,6 @@ namespace gpula::detail::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-__device__ float load(const void* x, int kind, int64_t i) {
-  if (kind == 0) return __half2float(static_cast<const __half*>(x)[i]);
-  if (kind == 1) return __bfloat162float(static_cast<const __nv_bfloat16*>(x)[i]);
-  return static_cast<const float*>(x)[i];
-}
 
 // Grid (tiles, splits): CTA (t, s) covers the s-th of `splits` slices of tile t's elements (in the
 // tile's row-major order) and folds its largest finite |x| into amax[t] (non-negative floats order
@@ -31,7 +23,7 @@ __global__ void tile_amax(QuantizeFp8Args a, int64_t per_split) {
   float m = 0.0f;
   for (int64_t e = begin + threadIdx.x; e < end; e += blockDim.x) {
     const int64_t r = r0 + e / w, c = c0 + e % w;
-    const float v = fabsf(load(a.x, a.in_kind, r * a.cols + c));
+    const float v = fabsf(load_as_float(a.x, a.in_kind, r * a.cols + c));
     if (fp8::is_finite(v)) m = fmaxf(m, v);
   }
   __shared__ float part[kThreads];
@@ -61,7 +53,7 @@ __global__ void elements(QuantizeFp8Args a) {
     const int64_t r = i / a.cols, c = i % a.cols;
     const int64_t t = (r / a.block_rows) * a.tiles_c + c / a.block_cols;
     const float s = fp8::scale_for(__uint_as_float(a.amax[t]), f);
-    a.q[i] = fp8::quantize(load(a.x, a.in_kind, i), s, f);
+    a.q[i] = fp8::quantize(load_as_float(a.x, a.in_kind, i), s, f);
   }
 }
 
