@@ -360,6 +360,7 @@ OTHER_BENCHES = {
     "torch": ("bench_torch.py", [], ["--quick"], 300),
     "fp8": ("bench_fp8.py", [], ["--quick"], 300),
     "grouped": ("bench_grouped.py", [], ["--quick"], 300),
+    "optim_funcs": ("bench_optim_funcs.py", [], ["--quick"], 300),
 }
 
 

@@ -190,3 +190,44 @@ def test_cholesky_jitter(xp, rng, caplog):
     assert to_np64(info).tolist() == [0, 1]
     with pytest.raises(gl.InvalidArgument, match=r"\[linalg.cholesky\] jitter"):
         L.cholesky(np.eye(2), jitter=1e-6)
+
+
+def test_eigh_eigvalsh_cholesky_take_lists(xp, rng):
+    """The grouped forms of eigh, eigvalsh and cholesky: a list of matrices of several sizes (two
+    of one size: one batched call), each result as the single call's, in the caller's package."""
+    sizes = [6, 3, 6, 4]
+    mats = [spd(rng, n) for n in sizes]
+    items = [xp.asarray(m) for m in mats]
+    res = L.eigh(items)
+    assert isinstance(res, list) and len(res) == len(items)
+    for m, r in zip(mats, res):
+        w, v = to_np64(r.eigenvalues), to_np64(r.eigenvectors)
+        np.testing.assert_allclose(w, np.linalg.eigvalsh(m), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(m @ v, v * w, atol=1e-11)
+        xp.empty_like_check(r.eigenvectors, "float64", m.shape)
+    for m, w in zip(mats, L.eigvalsh(items)):
+        np.testing.assert_allclose(to_np64(w), np.linalg.eigvalsh(m), rtol=1e-12, atol=1e-12)
+    for m, w in zip(mats, L.eigh(items, eigvals_only=True)):
+        np.testing.assert_allclose(to_np64(w), np.linalg.eigvalsh(m), rtol=1e-12, atol=1e-12)
+    for m, r in zip(mats, L.eigh(items, k=2)):  # the top-k form per item
+        np.testing.assert_allclose(to_np64(r.eigenvalues), np.linalg.eigvalsh(m)[-2:],
+                                   rtol=1e-10)
+    for m, c in zip(mats, L.cholesky(items, lower=False)):
+        np.testing.assert_allclose(to_np64(c), np.linalg.cholesky(m).T, atol=1e-12)
+    assert L.eigh([]) == [] and L.eigvalsh([]) == [] and L.cholesky([]) == []
+
+
+def test_grouped_cholesky_and_eigh_errors_name_the_item(rng):
+    good, bad = spd(rng, 4), -spd(rng, 3)
+    with pytest.raises(gl.NotPositiveDefinite, match=r"list item 1"):
+        L.cholesky([good, bad, good])
+    pairs = L.cholesky([good, bad, good], check_info=False)
+    assert [int(info) for _, info in pairs] == [0, 1, 0]
+    c = L.cholesky([good, -np.eye(3)], jitter="auto", check_info=False)
+    assert [int(info) for _, info in c] == [0, 1]  # negative definite: every jitter fails
+    with pytest.raises(gl.InvalidArgument, match=r"infs or NaNs \(list item 2\)"):
+        L.eigh([good, good[:3, :3], np.full((3, 3), np.nan)])
+    with pytest.raises(gl.InvalidArgument, match=r"a\[1\]"):
+        L.eigvalsh([good, np.ones(3)])
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.eigh\] b .* list"):
+        L.eigh([good], good)

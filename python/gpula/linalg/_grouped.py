@@ -70,7 +70,8 @@ def _matrices(x: Any) -> int:
 def grouped(op: str, items: Any, fn: Callable[[Any], Any], arg: str = "a") -> list[Any]:
     """[fn(x) for x in items], computed as fn(stack(bucket)) for each bucket of items of one
     shape, dtype, package and device (an item alone in its bucket: fn(item), not stacked); fn
-    takes a batch (b, ...) and returns an array or a tuple of arrays batched the same way. Empty
+    takes a batch (b, ...) and returns an array or a (named, possibly nested) tuple of arrays
+    batched the same way. Empty
     list: []. Items keep their own batch dimensions. An item that is no array of at least two
     dimensions raises naming it (``a[i]``); so does an error of fn on a bucket: ``(list item
     i)`` added to its message, the item found by its batch index or, where the error has none,
@@ -111,5 +112,14 @@ def grouped(op: str, items: Any, fn: Callable[[Any], Any], arg: str = "a") -> li
             e.args = (f"{e.args[0] if e.args else e} (list items {', '.join(map(str, idx))})",)
             raise
         for j, i in enumerate(idx):
-            out[i] = tuple(t[j] for t in r) if isinstance(r, tuple) else r[j]
+            out[i] = _item_of(r, j)
     return out
+
+
+def _item_of(r: Any, j: int) -> Any:
+    """Item j of a batched result: r[j] of an array; of a tuple (a named tuple keeps its type,
+    nested tuples such as ``(EighResult(w, v), info)`` their shape) each member's item j."""
+    if not isinstance(r, tuple):
+        return r[j]
+    members = [_item_of(t, j) for t in r]
+    return type(r)(*members) if hasattr(r, "_fields") else tuple(members)

@@ -24,6 +24,7 @@ import numpy as np
 from .. import _gpula, _interop
 from .._gpula import DTypeError, InvalidArgument, NotPositiveDefinite
 from . import _operands as _ops
+from ._grouped import grouped, is_group
 from ._operands import Call, flag, operands_of, with_info
 from ._results import LUFactorResult, SlogdetResult
 
@@ -65,6 +66,10 @@ def cholesky(
     succeeds kept and logged (WARNING, logger "gpula"); NotPositiveDefinite names the item if
     all fail.
 
+    A list (or tuple) of matrices of different sizes is a grouped call: a list of factors (of
+    ``(factor, info)`` pairs with ``check_info=False``), one batched call per distinct shape,
+    dtype and device; an error names the list item.
+
     Example:
         >>> import numpy as np, gpula as gl
         >>> gl.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 3.0]]), lower=False)
@@ -73,6 +78,10 @@ def cholesky(
     """
     if jitter not in (None, "auto"):
         raise InvalidArgument(f"[linalg.cholesky] jitter must be None or 'auto', got {jitter!r}")
+    if is_group(a):
+        return grouped("linalg.cholesky", a, lambda x: cholesky(
+            x, lower, check_finite=check_finite, check_info=check_info, device=device,
+            fallback=fallback, stream=stream, jitter=jitter))
     if jitter:
         check_info = flag("cholesky", "check_info", check_info)  # the native call gets False
     (a,) = operands_of("cholesky", check_finite, a=a)

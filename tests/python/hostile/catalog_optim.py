@@ -1,6 +1,7 @@
 """gl.linalg's matrix functions for optimizers (issue 20): orthogonalize (Muon's Newton-Schulz),
 polar, inv_root, sqrtm_psd, each also on a list of matrices (the grouped form: one batched call
-per size), and cholesky(jitter="auto"), with valid arguments and their NumPy/SciPy references.
+per size), and cholesky(jitter="auto"), with valid arguments and their NumPy/SciPy references;
+the grouped forms of eigvalsh (eigh's) and cholesky.
 
 References: orthogonalize is Muon's iteration in float64 NumPy (as in
 tests/python/test_linalg_optimizer_funcs.py), its tolerance that of the dtype it iterates in;
@@ -452,6 +453,21 @@ def ref_cholesky_jitter(d: dict) -> Ref:
                 "lower": lower, "with_info": not check_info})
 
 
+def ref_eigvalsh(d: dict) -> Ref:
+    """numpy.linalg.eigvalsh of the triangle read, in the real dtype of a's promotion."""
+    lower = _kw(d).get("lower", True)
+    if not _is_bool(lower):
+        raise ValueError("lower: a bool")
+    a = d["a"]
+    want = _linalg_dtype(a)
+    x = _arr(a)
+    _finite(d, x)
+    _square(x)
+    w = _per_matrix(lambda m: np.linalg.eigvalsh(_lower_sym(_wide(m), lower)), x)
+    return Ref(w, want.replace("complex128", "float64").replace("complex64", "float32"),
+               tol_of(want), "a")
+
+
 def ref_list(ref: Callable[[dict], Ref], names: tuple[str, ...], arg: str) -> Callable:
     """The single form's reference on each item (raising where one item's does)."""
 
@@ -852,7 +868,21 @@ def _cholesky_entries(L: Any) -> list[Entry]:
     ]
 
 
+def _grouped_eigh_cholesky_entries(L: Any) -> list[Entry]:
+    """The grouped (list) forms of eigvalsh (eigh's grouped path, values compared) and
+    cholesky with jitter="auto"."""
+    return [
+        *_list_entries("eigvalsh", "a", ((N, N), (3, 3), (N, N)), _spd_of,
+                       lambda xs, d: L.eigvalsh(xs, **_kw(d)), ref_eigvalsh, check_one, {},
+                       (Opt("upper", {"lower": False}, expect="ref"),)),
+        *_list_entries("cholesky", "a", ((N, N), (3, 3), (N, N)), _spd_of,
+                       lambda xs, d: L.cholesky(xs, **_kw(d)), ref_cholesky_jitter,
+                       check_jitter, {"jitter": "auto"},
+                       (Opt("upper", {"lower": False}, expect="ref"),)),
+    ]
+
+
 def entries() -> list[Entry]:
     L = gl.linalg
     return [*_orthogonalize_entries(L), *_polar_entries(L), *_inv_root_entries(L),
-            *_sqrtm_entries(L), *_cholesky_entries(L)]
+            *_sqrtm_entries(L), *_cholesky_entries(L), *_grouped_eigh_cholesky_entries(L)]
