@@ -171,6 +171,16 @@ def _finite(d: dict, a: np.ndarray) -> None:
     _finite_unless(d, a)
 
 
+def _square_operand(d: dict) -> tuple[np.ndarray, str]:
+    """d["a"] as NumPy (finite unless check_finite=False, square) and the dtype of its
+    promotion: what the square-matrix references start from."""
+    want = _linalg_dtype(d["a"])
+    x = _arr(d["a"])
+    _finite(d, x)
+    _square(x)
+    return x, want
+
+
 def _eye(n: int, like: np.ndarray) -> np.ndarray:
     return np.eye(n, dtype=like.dtype)
 
@@ -362,12 +372,8 @@ def _root_options(d: dict) -> tuple[int, float, str, bool]:
 
 
 def ref_inv_root(d: dict) -> Ref:
-    a = d["a"]
     p, eps, method, clip = _root_options(d)
-    want = _linalg_dtype(a)
-    x = _arr(a)
-    _finite(d, x)
-    _square(x)
+    x, want = _square_operand(d)
 
     def one(m: np.ndarray) -> np.ndarray:
         m = _wide(m)
@@ -390,14 +396,10 @@ def ref_inv_root(d: dict) -> Ref:
 
 
 def ref_sqrtm_psd(d: dict) -> Ref:
-    a = d["a"]
     clip = _kw(d).get("clip", True)
     if not _is_bool(clip):
         raise ValueError("clip must be a bool")
-    want = _linalg_dtype(a)
-    x = _arr(a)
-    _finite(d, x)
-    _square(x)
+    x, want = _square_operand(d)
     tols = [tol_of(want)]
 
     def one(m: np.ndarray) -> np.ndarray:
@@ -426,11 +428,7 @@ def ref_cholesky_jitter(d: dict) -> Ref:
     lower, check_info, jitter = kw.get("lower", True), kw.get("check_info", True), kw.get("jitter")
     if not (_is_bool(lower) and _is_bool(check_info)) or jitter not in (None, "auto"):
         raise ValueError("lower, check_info: bools; jitter: None or 'auto'")
-    a = d["a"]
-    want = _linalg_dtype(a)
-    x = _arr(a)
-    _finite(d, x)
-    _square(x)
+    x, want = _square_operand(d)
 
     def one(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         m = _wide(m)
@@ -458,11 +456,7 @@ def ref_eigvalsh(d: dict) -> Ref:
     lower = _kw(d).get("lower", True)
     if not _is_bool(lower):
         raise ValueError("lower: a bool")
-    a = d["a"]
-    want = _linalg_dtype(a)
-    x = _arr(a)
-    _finite(d, x)
-    _square(x)
+    x, want = _square_operand(d)
     w = _per_matrix(lambda m: np.linalg.eigvalsh(_lower_sym(_wide(m), lower)), x)
     return Ref(w, want.replace("complex128", "float64").replace("complex64", "float32"),
                tol_of(want), "a")
