@@ -6,6 +6,8 @@ Cases (bf16; routed-token counts per expert from Dirichlet(0.5), fixed seed):
   moe_gelu  the same with bias + GELU: gpula's fused per-group epilogue vs grouped_mm followed by
             a separate bias add and GELU (tanh form, as gpula's)
   many      1024 experts of few tokens each (16384 tokens, K=1024, N=1024)
+  mid       256 experts of ~256 tokens each (65536 tokens, K=N=2048): near the mean group size
+            where gpula's "auto" switches from grouped_gemm to per_group (256 rows), to place it
 Libraries: gpula planned GroupedMatmul with grouped_algo auto / grouped_gemm / per_group (host
 offsets: no sync), gpula auto with the offsets on the device (one D2H copy and a wait per call),
 torch F.grouped_mm (or torch._grouped_mm; the row is left out when torch has neither), a loop of
@@ -131,7 +133,8 @@ def main():
     scale = 4 if args.quick else 1
     cases = [("moe", 64, 65536 // scale, 4096, 1536, False),
              ("moe_gelu", 64, 65536 // scale, 4096, 1536, True),
-             ("many", 1024, 16384 // scale, 1024, 1024, False)]
+             ("many", 1024, 16384 // scale, 1024, 1024, False),
+             ("mid", 256, 65536 // scale, 2048, 2048, False)]
     rows = []
     log(gpula_description())
     for name, e, t, k, n, gelu in cases:
