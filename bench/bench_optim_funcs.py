@@ -18,8 +18,8 @@ Cases (--quick sizes in brackets):
    n x 2n normal (eigenvalues in about [0.09, 2.9]): gpula inv_root on the batch (method "eigh")
    vs a loop of torch.linalg.eigh and vs torch's batched eigh, V diag((w + eps)^(-1/p)) V^T.
 5. grouped eigh of 100 symmetric blocks each of 256, 512 and 1024 fp32 [4 each of 32, 64, 128],
-   the sizes interleaved in one Python list: gpula.linalg.eigh on the list (its grouped form,
-   one batched call per size) and on one stack per size vs a loop of torch.linalg.eigh and vs torch's batched eigh
+   the sizes interleaved in one Python list: gpula.linalg.eigh on gl.linalg.group(list) (its
+   grouped form, one batched call per size) and on one stack per size vs a loop of torch.linalg.eigh and vs torch's batched eigh
    on one stack per size.
 6. optimizer step on a 12-layer 1024-wide MLP without biases, fp32 [3 layers, 128 wide], the
    gradients of one forward + backward already in place: gpula.torch.optim.Muon vs
@@ -276,7 +276,7 @@ def case_grouped_eigh(rows: list, quick: bool, repeats: int) -> None:
         return [eigh(stacks[n]) for n in sizes]
 
     r_g, out_g = measure(rows, case, "gpula eigh (list)", size,
-                         lambda: gl.linalg.eigh(blocks), repeats)
+                         lambda: gl.linalg.eigh(gl.linalg.group(blocks)), repeats)
     r_gb, out_gb = measure(rows, case, "gpula eigh batched per size", size,
                            lambda: by_size(gl.linalg.eigh), repeats)
     r_l, out_l = measure(rows, case, "torch eigh loop", size,

@@ -192,12 +192,13 @@ def test_cholesky_jitter(xp, rng, caplog):
         L.cholesky(np.eye(2), jitter=1e-6)
 
 
-def test_eigh_eigvalsh_cholesky_take_lists(xp, rng):
-    """The grouped forms of eigh, eigvalsh and cholesky: a list of matrices of several sizes (two
-    of one size: one batched call), each result as the single call's, in the caller's package."""
+def test_eigh_eigvalsh_cholesky_take_groups(xp, rng):
+    """The grouped forms of eigh, eigvalsh and cholesky: gl.linalg.group of matrices of several
+    sizes (two of one size: one batched call), each result as the single call's, in the caller's
+    package."""
     sizes = [6, 3, 6, 4]
     mats = [spd(rng, n) for n in sizes]
-    items = [xp.asarray(m) for m in mats]
+    items = L.group([xp.asarray(m) for m in mats])
     res = L.eigh(items)
     assert isinstance(res, list) and len(res) == len(items)
     for m, r in zip(mats, res):
@@ -214,20 +215,36 @@ def test_eigh_eigvalsh_cholesky_take_lists(xp, rng):
                                    rtol=1e-10)
     for m, c in zip(mats, L.cholesky(items, lower=False)):
         np.testing.assert_allclose(to_np64(c), np.linalg.cholesky(m).T, atol=1e-12)
-    assert L.eigh([]) == [] and L.eigvalsh([]) == [] and L.cholesky([]) == []
+    assert L.eigh(L.group([])) == [] and L.cholesky(L.group(())) == []
+    assert len(L.orthogonalize(L.group([mats[0], mats[1]]), dtype="float64")) == 2
+
+
+def test_plain_list_keeps_numpys_meaning(rng):
+    """A plain list of same-shape arrays is one stacked batch, as numpy.linalg reads it (never a
+    grouped call that would unpack as (w, v) wrongly); different shapes raise as NumPy does."""
+    a, b = spd(rng, 4), spd(rng, 4)
+    w, v = L.eigh([a, b])
+    np.testing.assert_allclose(w, np.linalg.eigh(np.stack([a, b]))[0], rtol=1e-12)
+    assert v.shape == (2, 4, 4)
+    np.testing.assert_allclose(L.cholesky([a, b]), np.linalg.cholesky(np.stack([a, b])),
+                               atol=1e-12)
+    with pytest.raises(gl.InvalidArgument, match="not a regular array"):
+        L.eigvalsh([a, spd(rng, 3)])
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.group\] matrices must be a list"):
+        L.group(a)
 
 
 def test_grouped_cholesky_and_eigh_errors_name_the_item(rng):
     good, bad = spd(rng, 4), -spd(rng, 3)
     with pytest.raises(gl.NotPositiveDefinite, match=r"list item 1"):
-        L.cholesky([good, bad, good])
-    pairs = L.cholesky([good, bad, good], check_info=False)
+        L.cholesky(L.group([good, bad, good]))
+    pairs = L.cholesky(L.group([good, bad, good]), check_info=False)
     assert [int(info) for _, info in pairs] == [0, 1, 0]
-    c = L.cholesky([good, -np.eye(3)], jitter="auto", check_info=False)
+    c = L.cholesky(L.group([good, -np.eye(3)]), jitter="auto", check_info=False)
     assert [int(info) for _, info in c] == [0, 1]  # negative definite: every jitter fails
     with pytest.raises(gl.InvalidArgument, match=r"infs or NaNs \(list item 2\)"):
-        L.eigh([good, good[:3, :3], np.full((3, 3), np.nan)])
+        L.eigh(L.group([good, good[:3, :3], np.full((3, 3), np.nan)]))
     with pytest.raises(gl.InvalidArgument, match=r"a\[1\]"):
-        L.eigvalsh([good, np.ones(3)])
-    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.eigh\] b .* list"):
-        L.eigh([good], good)
+        L.eigvalsh(L.group([good, np.ones(3)]))
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.eigh\] b .* group"):
+        L.eigh(L.group([good]), good)

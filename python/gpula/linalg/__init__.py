@@ -48,6 +48,7 @@ Example:
 
 from ._eig import eig, eigvals
 from ._eigh import eigh, eigvalsh
+from ._grouped import group
 from ._ldl import ldl  # issue 22 (d2): ldl, expm, matrix_power, multi_dot
 from ._matfuncs import expm, matrix_power, multi_dot
 from ._polar import orthogonalize, polar  # issue 20: matrix functions for optimizers
@@ -77,7 +78,7 @@ __all__ += ["qr", "lstsq"]
 __all__ += ["svd", "svdvals"]
 __all__ += ["solve_triangular", "lu", "pinv", "matrix_rank", "norm", "cond"]
 __all__ += ["ldl", "expm", "matrix_power", "multi_dot"]  # issue 22 (d2)
-__all__ += ["orthogonalize", "polar", "inv_root", "sqrtm_psd"]  # issue 20
+__all__ += ["orthogonalize", "polar", "inv_root", "sqrtm_psd", "group"]  # issue 20
 # The named tuples of the results (NumPy 2's names; lstsq's and lu_factor's are gpula's).
 __all__ += ["EighResult", "EigResult", "SVDResult", "SlogdetResult", "QRResult"]
 __all__ += ["LstsqResult", "LUFactorResult"]

@@ -105,16 +105,18 @@ def eigh(
     sygvd per matrix on a GPU. A ``b`` that is not positive definite raises
     gl.NotPositiveDefinite (unless ``check_info=False``); ``k`` does not combine with ``b``.
 
-    A list (or tuple) of matrices of different sizes is a grouped call: a list of results, one
-    per item in order, computed by one batched call per distinct shape, dtype and device
-    (Shampoo's preconditioner blocks); an error names the list item.
+    ``gl.linalg.group(matrices)`` (matrices of different sizes: Shampoo's preconditioner blocks)
+    is a grouped call: a list of results, one per item in order, computed by one batched call
+    per distinct shape, dtype and device; an error names the list item. A plain list of arrays
+    is NumPy's: one stacked batch.
 
     Example:
         >>> import numpy as np, gpula as gl
         >>> w, v = gl.linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
         >>> w
         array([1., 3.])
-        >>> [r.eigenvalues for r in gl.linalg.eigh([np.diag([3.0, 1.0]), np.eye(3)])]
+        >>> blocks = gl.linalg.group([np.diag([3.0, 1.0]), np.eye(3)])
+        >>> [r.eigenvalues for r in gl.linalg.eigh(blocks)]
         [array([1., 3.]), array([1., 1., 1.])]
     """
     if _is_flag(b):  # eigh(a, lower[, eigvals_only]): the positional form before b
@@ -123,10 +125,10 @@ def eigh(
         b, lower, eigvals_only = None, b, (lower if lower is not None else eigvals_only)
     lower = True if lower is None else lower
     eigvals_only = False if eigvals_only is None else eigvals_only
-    if is_group(a):
+    if is_group(a, marked_only=True):
         if b is not None:
             raise InvalidArgument("[linalg.eigh] b (the generalized problem) does not combine "
-                                  "with a list of matrices a")
+                                  "with a group of matrices a (gl.linalg.group)")
         return grouped("linalg.eigh", a, lambda x: _eigh(
             "eigh", x, lower, eigvals_only, k, which, check_finite, check_info, device, fallback,
             stream))
@@ -200,14 +202,14 @@ def eigvalsh(
     stream: Any = None,
 ) -> Any:
     """Eigenvalues (ascending, real dtype, shape ``(..., n)``) of Hermitian ``a``, as
-    numpy.linalg.eigvalsh; :func:`eigh` with ``eigvals_only=True`` (a list of matrices too).
+    numpy.linalg.eigvalsh; :func:`eigh` with ``eigvals_only=True`` (its grouped form too).
 
     Example:
         >>> import numpy as np, gpula as gl
         >>> gl.linalg.eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]]))
         array([1., 3.])
     """
-    if is_group(a):
+    if is_group(a, marked_only=True):
         return grouped("linalg.eigvalsh", a, lambda x: _eigh(
             "eigvalsh", x, lower, True, k, which, check_finite, check_info, device, fallback,
             stream))

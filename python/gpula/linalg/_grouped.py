@@ -13,12 +13,38 @@ from .._gpula import Error, InvalidArgument
 from ._operands import array_module, as_array, out_of_memory
 
 
-def is_group(a: Any) -> bool:
-    """A list (or tuple) of arrays, as opposed to one array or nested sequences of numbers: one
-    item with a shape and a dtype (a NumPy, CuPy or torch array) makes the list a group, its
-    other items read as arrays (nested sequences too) or refused naming their index. An empty
-    list is an empty group."""
-    if not isinstance(a, (list, tuple)):
+class MatrixGroup(list):  # type: ignore[type-arg]
+    """A list of matrices marked for a grouped call (:func:`group`)."""
+
+
+def group(matrices: Any) -> MatrixGroup:
+    """Marks a list (or tuple) of matrices of different sizes for a grouped call of the
+    NumPy/SciPy-named functions: ``gl.linalg.eigh(gl.linalg.group(blocks))`` returns a list of
+    results, one per item in order, computed by one batched call per distinct shape, dtype and
+    device; an error names the list item. A plain list keeps NumPy's meaning there (one stacked
+    array: ``eigh([a, b])`` is eigh of a batch of two). The gpula-named functions
+    (orthogonalize, polar, inv_root, sqrtm_psd) take plain lists as groups too.
+
+    Example:
+        >>> import numpy as np, gpula as gl
+        >>> [r.eigenvalues for r in gl.linalg.eigh(gl.linalg.group([np.eye(2), 2 * np.eye(3)]))]
+        [array([1., 1.]), array([2., 2., 2.])]
+    """
+    if not isinstance(matrices, (list, tuple)):
+        raise InvalidArgument(f"[linalg.group] matrices must be a list or tuple of matrices, got "
+                              f"{type(matrices).__name__}")
+    return MatrixGroup(matrices)
+
+
+def is_group(a: Any, marked_only: bool = False) -> bool:
+    """Whether a is a grouped call's list: a MatrixGroup (:func:`group`); unless marked_only
+    (the NumPy-named functions), also a list (or tuple) of arrays, as opposed to one array or
+    nested sequences of numbers: one item with a shape and a dtype (a NumPy, CuPy or torch
+    array) makes the list a group, its other items read as arrays (nested sequences too) or
+    refused naming their index. An empty list is an empty group."""
+    if isinstance(a, MatrixGroup):
+        return True
+    if marked_only or not isinstance(a, (list, tuple)):
         return False
     return not a or any(hasattr(x, "shape") and hasattr(x, "dtype") for x in a)
 

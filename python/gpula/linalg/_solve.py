@@ -66,9 +66,9 @@ def cholesky(
     succeeds kept and logged (WARNING, logger "gpula"); NotPositiveDefinite names the item if
     all fail.
 
-    A list (or tuple) of matrices of different sizes is a grouped call: a list of factors (of
+    ``gl.linalg.group(matrices)`` (of different sizes) is a grouped call: a list of factors (of
     ``(factor, info)`` pairs with ``check_info=False``), one batched call per distinct shape,
-    dtype and device; an error names the list item.
+    dtype and device; an error names the list item. A plain list of arrays is one stacked batch.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -78,7 +78,7 @@ def cholesky(
     """
     if jitter not in (None, "auto"):
         raise InvalidArgument(f"[linalg.cholesky] jitter must be None or 'auto', got {jitter!r}")
-    if is_group(a):
+    if is_group(a, marked_only=True):
         return grouped("linalg.cholesky", a, lambda x: cholesky(
             x, lower, check_finite=check_finite, check_info=check_info, device=device,
             fallback=fallback, stream=stream, jitter=jitter))

@@ -862,15 +862,26 @@ def _cholesky_entries(L: Any) -> list[Entry]:
     ]
 
 
+def _check_group(r: Any, ref: Any, d: dict, strict: bool) -> str | None:
+    if type(r).__name__ != "MatrixGroup" or len(r) != len(d["xs"]):
+        return f"returns {type(r).__name__}, not a MatrixGroup of {len(d['xs'])}"
+    return None if all(x is y for x, y in zip(r, d["xs"])) else "items are not the list's"
+
+
 def _grouped_eigh_cholesky_entries(L: Any) -> list[Entry]:
-    """The grouped (list) forms of eigvalsh (eigh's grouped path, values compared) and
-    cholesky with jitter="auto"."""
+    """gl.linalg.group, and the grouped forms it marks for eigvalsh (eigh's grouped path, values
+    compared) and cholesky with jitter="auto"."""
     return [
+        Entry("linalg.group", "linalg.group",
+              lambda g: {"xs": [np.eye(2), np.eye(3)], "kw": {}},
+              lambda d: L.group(d["xs"]), lambda d: True, _check_group),
+        Entry("linalg.group[not a list]", "linalg.group", lambda g: {"xs": np.eye(2), "kw": {}},
+              lambda d: L.group(d["xs"]), None, _check_group, mention="matrices"),
         *_list_entries("eigvalsh", "a", ((N, N), (3, 3), (N, N)), _spd_of,
-                       lambda xs, d: L.eigvalsh(xs, **_kw(d)), ref_eigvalsh, check_one, {},
-                       (Opt("upper", {"lower": False}, expect="ref"),)),
+                       lambda xs, d: L.eigvalsh(L.group(xs), **_kw(d)), ref_eigvalsh,
+                       check_one, {}, (Opt("upper", {"lower": False}, expect="ref"),)),
         *_list_entries("cholesky", "a", ((N, N), (3, 3), (N, N)), _spd_of,
-                       lambda xs, d: L.cholesky(xs, **_kw(d)), ref_cholesky_jitter,
+                       lambda xs, d: L.cholesky(L.group(xs), **_kw(d)), ref_cholesky_jitter,
                        check_jitter, {"jitter": "auto"},
                        (Opt("upper", {"lower": False}, expect="ref"),)),
     ]
