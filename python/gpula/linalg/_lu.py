@@ -107,7 +107,6 @@ def lu(
         raise InvalidArgument(f"[linalg.lu] expected a matrix (..., M, N) for a, got shape {tuple(a.shape)}")
     m, n = int(a.shape[-2]), int(a.shape[-1])
     k = min(m, n)
-    xp = _ops.array_module(a)
     batch = tuple(a.shape[:-2])
     if m * n == 0:  # SciPy's shapes for empty input: p is (..., 0, 0), or (..., 0) indices
         pkg = _interop.package_of(a)
@@ -121,7 +120,7 @@ def lu(
     kw = {"check_finite": False, "check_info": False, "device": device, "fallback": fallback}
     if m > n:  # [a | 0]: the zero columns change no pivot of the first n steps
         zeros = _ops.like(a, np.zeros(tuple(a.shape[:-1]) + (m - n,), _ops.np_dtype(a)))
-        square = xp.concatenate([a, zeros], axis=-1) if xp.__name__ != "torch" else xp.cat([a, zeros], -1)
+        square = _ops.concat([a, zeros], -1)
     else:
         square = a[..., :m]
     (packed, piv), _ = _solve.lu_factor(square, stream=stream, **kw)
@@ -132,7 +131,7 @@ def lu(
         rest = _take(a[..., m:], perm, -2)
         u2, _ = solve_triangular(l, rest, 0, True, True, stream=stream, **kw)
         u1 = _tri(packed, False)
-        u = xp.concatenate([u1, u2], axis=-1) if xp.__name__ != "torch" else xp.cat([u1, u2], -1)
+        u = _ops.concat([u1, u2], -1)
     inv = _inverse(perm)
     if permute_l:
         return _take(l, inv, -2), u

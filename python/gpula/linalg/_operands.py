@@ -157,6 +157,18 @@ def in_package_of(x: Any, like: Any) -> Any:
     return xp.from_dlpack(np.array(x) if isinstance(x, np.ndarray) else x)
 
 
+def concat(xs: list[Any], axis: int) -> Any:
+    """The arrays xs (one package) joined along axis, a new array."""
+    xp = array_module(xs[0])
+    return xp.cat(xs, axis) if xp.__name__ == "torch" else xp.concatenate(xs, axis=axis)
+
+
+def eye_like(a: Any) -> Any:
+    """Identity matrices of a's shape (..., n, n), dtype, package and device (a new array)."""
+    n = a.shape[-1]
+    return like(a, np.broadcast_to(np.eye(n, dtype=np_dtype(a)), tuple(a.shape)).copy())
+
+
 def unbroadcast(x: Any) -> Any:
     """x without the repeats of its zero-stride (broadcast) dimensions, which keep size 1."""
     strides = x.stride() if callable(getattr(x, "stride", None)) else x.strides

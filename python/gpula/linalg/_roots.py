@@ -18,6 +18,7 @@ from ._operands import (
     adj,
     array_module,
     check_finite_flag,
+    eye_like,
     flag,
     like,
     operands_of,
@@ -26,12 +27,6 @@ from ._operands import (
 )
 
 _METHODS = ("eigh", "newton")
-
-
-def _eye_like(a: Any) -> Any:
-    n = a.shape[-1]
-    return like(a, np.broadcast_to(np.eye(n, dtype=np.dtype(str(a.dtype).replace("torch.", ""))),
-                                   tuple(a.shape)).copy())
 
 
 def _floor(op: str, w: Any, clip: bool, strict: bool) -> Any:
@@ -70,7 +65,7 @@ def _power(w: Any, e: float) -> Any:
 def _shifted(a: Any, eps: float) -> Any:
     if eps == 0.0:
         return a
-    return a + eps * _eye_like(a)
+    return a + eps * eye_like(a)
 
 
 def _newton_inv_root(a: Any, p: int, op: str, max_iter: int = 100) -> Any:
@@ -83,7 +78,7 @@ def _newton_inv_root(a: Any, p: int, op: str, max_iter: int = 100) -> Any:
     if (fro == 0).any():
         raise NotPositiveDefinite(f"[linalg.{op}] a (+ eps I) is zero: not positive definite")
     z = ((1.0 + p) / (2.0 * fro)).astype(rdt)
-    eye = _eye_like(a)
+    eye = eye_like(a)
     zz = like(a, z[..., None, None])
     m = a * zz
     x = eye * like(a, (z ** (1.0 / p))[..., None, None].astype(rdt))
