@@ -46,6 +46,39 @@ def test_orthogonalize_is_muons_iteration(xp, rng, shape):
     assert s.max() < 1.3 and s[big].min() > 0.5  # Muon's coefficients: near 1, not exactly
 
 
+@pytest.mark.parametrize("shape", [(64, 96), (96, 64), (3, 64, 64), (2, 2, 32, 48)])
+def test_orthogonalize_symmetric_route_is_the_same_iteration(xp, rng, shape, monkeypatch):
+    """The GPU route for large iterates (the lower-triangle blocks of X X^T and A A, one strided
+    batch per block diagonal, mirrored), forced on small inputs of every package: the same
+    iteration as the plain products."""
+    from gpula.linalg import _polar
+
+    g, g64 = xp.random(rng, shape, "float32")
+    plain = to_np64(L.orthogonalize(g, dtype="float32"))
+    monkeypatch.setattr(_polar, "_symmetric_route", lambda x: True)
+    q = L.orthogonalize(g, dtype="float32")
+    xp.empty_like_check(q, "float32", shape)
+    assert np.abs(to_np64(q) - plain).max() <= 1e-5
+    assert np.abs(to_np64(q) - reference_newton_schulz(g64)).max() <= 1e-4
+
+
+@pytest.mark.gpu
+def test_orthogonalize_takes_the_symmetric_route_on_large_gpu_iterates(rng, monkeypatch):
+    torch = pytest.importorskip("torch")
+    from gpula.linalg import _polar
+
+    g = torch.from_numpy(rng.standard_normal((2 * _polar.SYM_MIN_ROWS, _polar.SYM_MIN_ROWS))
+                         ).float().cuda()
+    seen = []
+    route = _polar._symmetric_route
+    monkeypatch.setattr(_polar, "_symmetric_route", lambda x: seen.append(route(x)) or seen[-1])
+    q = L.orthogonalize(g, dtype="float32")  # tall: iterated on g^T, 2048 rows
+    assert seen == [True]
+    monkeypatch.setattr(_polar, "_symmetric_route", lambda x: False)
+    plain = L.orthogonalize(g, dtype="float32")
+    assert q.shape == g.shape and float((q - plain).abs().max()) <= 1e-4
+
+
 def test_orthogonalize_in_bfloat16_and_float64(rng):
     g = rng.standard_normal((3, 24, 40))
     ref = reference_newton_schulz(g)

@@ -19,6 +19,7 @@ from ._operands import (
     as_array,
     astype,
     check_finite_flag,
+    contig,
     dtype_of,
     mT,
     operands_of,
@@ -39,6 +40,61 @@ def _frobenius(x: Any) -> Any:
     return xp.sqrt((xf * xf).sum(axis=(-2, -1), keepdims=True))
 
 
+# The symmetric products of the iteration on a GPU: X X^T and A A computed as the blocks of their
+# lower triangle only (row blocks of SYM_BLOCKS: 10 of 16 blocks, 62.5% of the FLOPs), one
+# strided batch of GEMMs per block diagonal, then mirrored. Used from SYM_MIN_ROWS rows of the
+# iterate (the smaller side of g) up, where the blocks stay large GEMMs.
+SYM_BLOCKS = 4
+SYM_MIN_ROWS = 2048
+
+
+def _symmetric_route(x: Any) -> bool:
+    n = x.shape[-2]
+    return _interop.is_gpu_array(x) and n >= SYM_MIN_ROWS and n % (16 * SYM_BLOCKS) == 0
+
+
+def _lower_blocks(p: Any, q: Any, alpha: float = 1.0, c: Any = None, beta: Any = None) -> list:
+    """For contiguous p and q (..., n, k): the blocks (i + d, i) of alpha p q^T (+ beta c), as a
+    list over the block diagonals d of arrays (..., SYM_BLOCKS - d, h, h), h = n / SYM_BLOCKS;
+    c: such a list. Each diagonal is one strided-batched gpula matmul on row-block views."""
+    *batch, n, k = p.shape
+    h = n // SYM_BLOCKS
+    out = []
+    for d in range(SYM_BLOCKS):
+        cnt = SYM_BLOCKS - d
+        ps = p[..., d * h:, :].reshape(*batch, cnt, h, k)
+        qs = q[..., : cnt * h, :].reshape(*batch, cnt, h, k)
+        out.append(matmul(ps, mT(qs), None if c is None else c[d], alpha=alpha, beta=beta))
+    return out
+
+
+def _strided(x: Any, shape: tuple, strides: tuple, offset: int) -> Any:
+    """A view of contiguous x's memory with element strides and an element offset."""
+    xp = array_module(x)
+    if xp.__name__ == "torch":
+        return x.as_strided(shape, strides, x.storage_offset() + offset)
+    item = x.dtype.itemsize
+    return xp.lib.stride_tricks.as_strided(x.reshape(-1)[offset:], shape=shape,
+                                           strides=tuple(st * item for st in strides))
+
+
+def _mirrored(blocks: list) -> Any:
+    """The symmetric (..., n, n) matrix whose lower-triangle blocks are ``blocks``
+    (:func:`_lower_blocks`): each block diagonal written once, and once transposed."""
+    *batch, _, h, _ = blocks[0].shape
+    n = h * len(blocks)
+    pkg = _interop.package_of(blocks[0])
+    out = pkg.empty((*batch, n, n), dtype_of(blocks[0], "linalg.orthogonalize", "g"),
+                    pkg.device_of(blocks[0]))
+    outer = tuple(int(np.prod(batch[i + 1:], dtype=np.int64)) * n * n for i in range(len(batch)))
+    for d, blk in enumerate(blocks):
+        shape = (*batch, len(blocks) - d, h, h)
+        _strided(out, shape, (*outer, h * n + h, n, 1), d * h * n)[...] = blk
+        if d:
+            _strided(out, shape, (*outer, h * n + h, 1, n), d * h)[...] = blk
+    return out
+
+
 def _newton_schulz(g: Any, steps: int, coefficients: tuple, dtype: str, eps: float) -> Any:
     a_, b_, c_ = coefficients
     given = dtype_of(g, "linalg.orthogonalize", "g")
@@ -47,9 +103,17 @@ def _newton_schulz(g: Any, steps: int, coefficients: tuple, dtype: str, eps: flo
     x = x / (_frobenius(x) + eps)
     if dtype_of(x, "linalg.orthogonalize", "g") != dtype:
         x = astype(x, dtype)
+    symmetric = _symmetric_route(x)
+    if symmetric:
+        x = contig(x)
     for _ in range(steps):
-        s = matmul(x, mT(x))                          # A = X X^T
-        s = matmul(s, s, s, alpha=c_, beta=b_)        # B = c A A + b A
+        if symmetric:
+            a_blocks = _lower_blocks(x, x)                            # A = X X^T
+            a = _mirrored(a_blocks)
+            s = _mirrored(_lower_blocks(a, a, c_, a_blocks, b_))      # B = c A A + b A
+        else:
+            s = matmul(x, mT(x))                      # A = X X^T
+            s = matmul(s, s, s, alpha=c_, beta=b_)    # B = c A A + b A
         x = matmul(s, x, x, alpha=1.0, beta=a_)       # X = B X + a X
     x = mT(x) if tall else x
     return astype(x, given) if dtype != given else x
