@@ -112,6 +112,7 @@ stage_deps() {
   done
   DETAIL="${#debs[@]} packages"
   unpack_openblas || return 1
+  unpack_nvmath
   unpack_cudss
   env_summary || true
 }
@@ -130,6 +131,20 @@ unpack_openblas() {
   rm -rf "$ROOT/.deps/pyblas"
   $PY -m pip install -q --no-index --no-deps --no-compile --disable-pip-version-check \
     --target "$ROOT/.deps/pyblas" "${wheels[0]}" && DETAIL+=", $(basename "${wheels[0]}" | cut -d- -f2)"
+}
+
+# nvmath-python, the peer of the matmul benchmarks, where its wheels (cp312: the lent machine's
+# Python) are in .deps/wheels with the CUDA Python packages it needs (cuda-core, cuda-bindings,
+# cuda-pathfinder): installed into .deps/pynvmath, on PYTHONPATH. Optional: the benchmarks say
+# "absent" without it.
+unpack_nvmath() {
+  local w=("$ROOT"/.deps/wheels/nvmath_python-*.whl)
+  [[ -e ${w[0]} ]] || { echo "nvmath-python: no wheel in .deps/wheels, benchmarks without it"; return 0; }
+  rm -rf "$ROOT/.deps/pynvmath"
+  $PY -m pip install -q --no-index --no-deps --no-compile --disable-pip-version-check \
+    --target "$ROOT/.deps/pynvmath" "$ROOT"/.deps/wheels/{nvmath_python,cuda_core,cuda_bindings,cuda_pathfinder}-*.whl \
+    && DETAIL+=", nvmath-python $(basename "${w[0]}" | cut -d- -f2)" \
+    || echo "nvmath-python: install failed, benchmarks without it"
 }
 
 # cuDSS: the nvidia-cudss-cu13 wheel's tree (163 MB, over the 64 MiB one device call carries)
@@ -176,6 +191,9 @@ setup_env() {
   if [[ -d $ROOT/.deps/pyblas/scipy_openblas32 ]]; then
     export GPULA_OPENBLAS_ROOT=$ROOT/.deps/pyblas/scipy_openblas32
     export PYTHONPATH=$ROOT/.deps/pyblas${PYTHONPATH:+:$PYTHONPATH}
+  fi
+  if [[ -d $ROOT/.deps/pynvmath/nvmath ]]; then
+    export PYTHONPATH=$PYTHONPATH${PYTHONPATH:+:}$ROOT/.deps/pynvmath
   fi
   if [[ -d $ROOT/.deps/cudss/nvidia/cu13 ]]; then
     export GPULA_CUDSS_ROOT=$ROOT/.deps/cudss/nvidia/cu13
