@@ -27,6 +27,11 @@
 #include <gpula/options.h>
 #include <gpula/tensor.h>
 
+#include <array>
+#include <optional>
+#include <span>
+#include <vector>
+
 namespace gpula::linalg {
 
 struct LinalgOptions : CommonOptions {
@@ -318,5 +323,91 @@ struct Ldl {
 };
 Ldl ldl_factor(const TensorView& a, bool lower = true, bool hermitian = true,
                const LinalgOptions& options = {}, Stream stream = {});
+
+// ---- matrix functions for second-order optimizers; grouped calls (issue 20) ------------------
+
+/// Muon's Newton-Schulz coefficients (a, b, c) (Jordan et al.'s quintic iteration).
+inline constexpr std::array<double, 3> kMuonCoefficients{3.4445, -4.7750, 2.0315};
+
+struct OrthogonalizeOptions : CommonOptions {
+  /// Newton-Schulz steps (>= 0).
+  int steps = 5;
+  /// (a, b, c) of each step X <- a X + (b A + c A A) X, A = X X^T; finite.
+  std::array<double, 3> coefficients = kMuonCoefficients;
+  /// The dtype the iteration runs in: bf16 (Muon's), f16, f32, f64, or nullopt for g's own. On
+  /// a GPU the three products of a step run in it (cuBLASLt, float32 accumulation for bf16 and
+  /// f16). On the CPU bf16 and f16 iterate in float32 (the CPU has no faster half-precision
+  /// path; rounding to bf16 after each product would only lose accuracy), so CPU and GPU
+  /// results differ by bf16 rounding.
+  std::optional<DType> dtype = DType::bf16;
+  /// Added to each matrix's Frobenius norm before the division (finite, >= 0).
+  double eps = 1e-7;
+  /// X X^T and A A (symmetric) as the blocks of their lower triangle only: 4 row blocks, one
+  /// strided-batched matmul per block diagonal (10 of 16 blocks: 62.5% of their FLOPs), mirrored
+  /// by strided copies. nullopt: on a GPU for iterates of >= 2048 rows (a multiple of 64), where
+  /// the blocks stay large GEMMs; true: always (the iterate's rows, min(m, n), a multiple of 4);
+  /// false: never. The CPU's BLAS gains nothing from it (measured 2x slower at 2048^2).
+  std::optional<bool> symmetric_products;
+};
+/// The Newton-Schulz approximation of the orthogonal polar factor of each (..., m, n) matrix of
+/// g that Muon applies to its updates: X = G / (||G||_F + eps) (the norm summed in double),
+/// transposed when m > n (X X^T is then the smaller square), then `steps` times A = X X^T,
+/// B = c A A + b A, X = B X + a X, each a single gpula::matmul with the sums folded into its
+/// alpha and beta (in options.dtype). The result, (..., m, n) in g's dtype (f16, bf16, f32 or
+/// f64; complex and integer g raise DTypeError), has singular values near 1 (about 0.7 to 1.2
+/// with Muon's coefficients), not exactly 1. g may have any strides; empty g gives an empty
+/// result. The normalisation and the dtype conversions are element-wise passes (a kernel on a
+/// GPU); nothing synchronizes unless options.blocking.
+Tensor orthogonalize(const TensorView& g, const OrthogonalizeOptions& options = {},
+                     Stream stream = {});
+
+struct InvRootOptions : CommonOptions {
+  /// Raise eigenvalues at or below the rounding floor (see inv_root) to that floor instead of
+  /// raising NotPositiveDefinite.
+  bool clip = false;
+};
+/// (A + eps I)^(-1/p) of each symmetric (Hermitian) positive definite (..., n, n) matrix, p >= 1,
+/// eps finite >= 0 (Shampoo's preconditioner), as V diag((w + eps)^(-1/p)) V^H from eigh (only
+/// the lower triangle of a is read; the eigenvalues of a + eps I are taken as w + eps). The
+/// floor of each matrix is n eps_dtype max|w + eps| (eps_dtype: the machine epsilon of a's
+/// real type): an item whose smallest eigenvalue is at or below it raises NotPositiveDefinite
+/// ("a (+ eps I) is not positive definite: smallest eigenvalue ... (batch index b)";
+/// batch_index() = b, the flat batch position, 0 for a single matrix; order() = 0: no leading
+/// minor), unless options.clip raises such eigenvalues to the floor. f32, f64, c64, c128.
+/// The eigenvalues are read on the host (one synchronization) and an eigh that did not
+/// converge always raises LinAlgError. n = 0 or an empty batch gives an empty result.
+Tensor inv_root(const TensorView& a, int p, double eps = 0.0, const InvRootOptions& options = {},
+                Stream stream = {});
+
+struct SqrtmPsdOptions : CommonOptions {
+  /// Count negative eigenvalues as zero; with false, one below -floor (inv_root's floor)
+  /// raises NotPositiveDefinite ("a is not positive semidefinite ...").
+  bool clip = true;
+};
+/// The positive semidefinite square root V diag(sqrt(max(w, 0))) V^H of each symmetric
+/// (Hermitian) positive semidefinite (..., n, n) matrix, from eigh (lower triangle read), as
+/// scipy.linalg.sqrtm on such input. Dtypes, synchronization and errors as inv_root's.
+Tensor sqrtm_psd(const TensorView& a, const SqrtmPsdOptions& options = {}, Stream stream = {});
+
+/// Grouped forms: a list of matrices (or batches) of different shapes, one result per item in
+/// the list's order, computed by one batched call per distinct (shape, dtype, device): the
+/// items of such a bucket are stacked (copied into one (k, ...) batch on their device) and the
+/// results are views of the batched results (an item alone in its bucket is computed as it
+/// is). An item that is not a matrix (fewer than two dimensions) raises InvalidArgument naming
+/// it ("a[i]"); an error of a batched call gets " (list item i)" appended (its class and
+/// fields kept): the item is found from the error's batch index (batch_index() becomes i where
+/// the item is one matrix, else the index within the item), or, where the error has none, by
+/// running the bucket's items one at a time; " (list items i, j, ...)" when none of them fails
+/// alone. An empty list gives an empty vector.
+std::vector<Eigh> eigh(std::span<const TensorView> a, bool lower = true, bool eigvals_only = false,
+                       const LinalgOptions& options = {}, Stream stream = {});
+std::vector<Factor> cholesky(std::span<const TensorView> a, bool lower = true,
+                             const LinalgOptions& options = {}, Stream stream = {});
+std::vector<Tensor> orthogonalize(std::span<const TensorView> g,
+                                  const OrthogonalizeOptions& options = {}, Stream stream = {});
+std::vector<Tensor> inv_root(std::span<const TensorView> a, int p, double eps = 0.0,
+                             const InvRootOptions& options = {}, Stream stream = {});
+std::vector<Tensor> sqrtm_psd(std::span<const TensorView> a, const SqrtmPsdOptions& options = {},
+                              Stream stream = {});
 
 }  // namespace gpula::linalg

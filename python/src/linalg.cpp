@@ -280,6 +280,72 @@ void def_linalg_svd(nb::module_& m) {
 
 }  // namespace
 
+// ---- linalg_orthogonalize, linalg_inv_root, linalg_sqrtm_psd (matrix functions) ----
+
+// An operation's options from the ones every linalg binding takes (device, fallback).
+template <class O>
+O with_common(const linalg::LinalgOptions& lo) {
+  O o;
+  static_cast<CommonOptions&>(o) = lo;
+  return o;
+}
+
+void def_linalg_matrix_functions(nb::module_& m) {
+  using std::optional;
+  using std::string;
+
+  m.def(
+      "linalg_orthogonalize",
+      [](nb::handle g, int steps, double a, double b, double c, optional<string> dtype, double eps,
+         optional<bool> symmetric_products, optional<string> device, bool fallback_cpu, int fw,
+         uintptr_t stream) {
+        constexpr const char* op = "linalg.orthogonalize";
+        const TensorView gv = to_view(g, op, "g");
+        auto o = with_common<linalg::OrthogonalizeOptions>(
+            linalg_options(true, device, fallback_cpu, op));
+        o.steps = steps;
+        o.coefficients = {a, b, c};
+        o.dtype = dtype ? optional<DType>(dtype_named(*dtype, op, "dtype")) : std::nullopt;
+        o.eps = eps;
+        o.symmetric_products = symmetric_products;
+        return wrap(without_gil([&] { return linalg::orthogonalize(gv, o, stream_of(gv, stream)); }),
+                    fw);
+      },
+      nb::arg("g"), nb::arg("steps"), nb::arg("a"), nb::arg("b"), nb::arg("c"),
+      nb::arg("dtype").none(), nb::arg("eps"), nb::arg("symmetric_products").none(),
+      nb::arg("device") = nb::none(),
+      nb::arg("fallback_cpu") = false, nb::arg("framework") = 0, nb::arg("stream") = 0,
+      "gpula::linalg::orthogonalize: the Newton-Schulz iterate, in g's dtype.");
+  m.def(
+      "linalg_inv_root",
+      [](nb::handle a, int p, double eps, bool clip, optional<string> device, bool fallback_cpu,
+         int fw, uintptr_t stream) {
+        constexpr const char* op = "linalg.inv_root";
+        const TensorView av = to_view(a, op, "a");
+        auto o = with_common<linalg::InvRootOptions>(linalg_options(true, device, fallback_cpu, op));
+        o.clip = clip;
+        return wrap(
+            without_gil([&] { return linalg::inv_root(av, p, eps, o, stream_of(av, stream)); }), fw);
+      },
+      nb::arg("a"), nb::arg("p"), nb::arg("eps"), nb::arg("clip"), nb::arg("device") = nb::none(),
+      nb::arg("fallback_cpu") = false, nb::arg("framework") = 0, nb::arg("stream") = 0,
+      "gpula::linalg::inv_root: (a + eps I)^(-1/p) by eigh.");
+  m.def(
+      "linalg_sqrtm_psd",
+      [](nb::handle a, bool clip, optional<string> device, bool fallback_cpu, int fw,
+         uintptr_t stream) {
+        constexpr const char* op = "linalg.sqrtm_psd";
+        const TensorView av = to_view(a, op, "a");
+        auto o = with_common<linalg::SqrtmPsdOptions>(linalg_options(true, device, fallback_cpu, op));
+        o.clip = clip;
+        return wrap(without_gil([&] { return linalg::sqrtm_psd(av, o, stream_of(av, stream)); }),
+                    fw);
+      },
+      nb::arg("a"), nb::arg("clip"), nb::arg("device") = nb::none(),
+      nb::arg("fallback_cpu") = false, nb::arg("framework") = 0, nb::arg("stream") = 0,
+      "gpula::linalg::sqrtm_psd: a^(1/2) by eigh.");
+}
+
 void init_linalg(nb::module_& m) {
   using std::optional;
   using std::string;
@@ -410,6 +476,7 @@ void init_linalg(nb::module_& m) {
   def_linalg_eig(m);
   def_linalg_svd(m);
   def_linalg_eigh_generalized_ldl(m);
+  def_linalg_matrix_functions(m);
 }
 
 #undef GPULA_LINALG_COMMON_ARGS

@@ -210,6 +210,13 @@ TensorView expand_batch(const TensorView& v, const Shape& batch, std::size_t cor
   return r;
 }
 
+TensorView transposed(TensorView v) {
+  const std::size_t nd = v.shape.size();
+  std::swap(v.shape[nd - 1], v.shape[nd - 2]);
+  std::swap(v.strides[nd - 1], v.strides[nd - 2]);
+  return v;
+}
+
 TensorView square_dst(void* p, DType t, const Shape& batch, int64_t n, bool col_major, Device d) {
   Shape shape = batch;
   shape.push_back(n);

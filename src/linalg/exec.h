@@ -121,6 +121,8 @@ std::optional<Shape> broadcast_batch(const Shape& x, const Shape& y);
 // v, whose last `core` dimensions are kept, as a view of shape batch + core (numpy rules: the
 // caller checked that v's batch broadcasts to `batch`); broadcast dimensions get stride 0.
 TensorView expand_batch(const TensorView& v, const Shape& batch, std::size_t core);
+// v with its last two dimensions swapped (no copy): the transposed matrices.
+TensorView transposed(TensorView v);
 // A destination view over `count` contiguous n x n matrices at p, of shape batch + (n, n):
 // row-major per matrix (column-major LAPACK then sees A^T), or column-major with `transpose`.
 TensorView square_dst(void* p, DType t, const Shape& batch, int64_t n, bool col_major, Device d);

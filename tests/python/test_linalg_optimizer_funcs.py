@@ -47,36 +47,30 @@ def test_orthogonalize_is_muons_iteration(xp, rng, shape):
 
 
 @pytest.mark.parametrize("shape", [(64, 96), (96, 64), (3, 64, 64), (2, 2, 32, 48)])
-def test_orthogonalize_symmetric_route_is_the_same_iteration(xp, rng, shape, monkeypatch):
-    """The GPU route for large iterates (the lower-triangle blocks of X X^T and A A, one strided
-    batch per block diagonal, mirrored), forced on small inputs of every package: the same
-    iteration as the plain products."""
-    from gpula.linalg import _polar
-
+def test_orthogonalize_symmetric_products_are_the_same_iteration(xp, rng, shape):
+    """symmetric_products=True (the lower-triangle blocks of X X^T and A A, one strided batch
+    per block diagonal, mirrored) on every package: the same iteration as the plain products."""
     g, g64 = xp.random(rng, shape, "float32")
-    plain = to_np64(L.orthogonalize(g, dtype="float32"))
-    monkeypatch.setattr(_polar, "_symmetric_route", lambda x: True)
-    q = L.orthogonalize(g, dtype="float32")
+    plain = L.orthogonalize(g, dtype="float32", symmetric_products=False)
+    q = L.orthogonalize(g, dtype="float32", symmetric_products=True)
     xp.empty_like_check(q, "float32", shape)
-    assert np.abs(to_np64(q) - plain).max() <= 1e-5
+    assert np.abs(to_np64(q) - to_np64(plain)).max() <= 1e-5
     assert np.abs(to_np64(q) - reference_newton_schulz(g64)).max() <= 1e-4
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.orthogonalize\] symmetric_products"):
+        L.orthogonalize(g[..., :3, :], symmetric_products=True)  # 3 rows: not 4 blocks
+    with pytest.raises(gl.InvalidArgument, match=r"\[linalg.orthogonalize\] symmetric_products"):
+        L.orthogonalize(g, symmetric_products="yes")
 
 
 @pytest.mark.gpu
-def test_orthogonalize_takes_the_symmetric_route_on_large_gpu_iterates(rng, monkeypatch):
+def test_orthogonalize_takes_symmetric_products_on_large_gpu_iterates(rng):
     torch = pytest.importorskip("torch")
-    from gpula.linalg import _polar
-
-    g = torch.from_numpy(rng.standard_normal((2 * _polar.SYM_MIN_ROWS, _polar.SYM_MIN_ROWS))
-                         ).float().cuda()
-    seen = []
-    route = _polar._symmetric_route
-    monkeypatch.setattr(_polar, "_symmetric_route", lambda x: seen.append(route(x)) or seen[-1])
-    q = L.orthogonalize(g, dtype="float32")  # tall: iterated on g^T, 2048 rows
-    assert seen == [True]
-    monkeypatch.setattr(_polar, "_symmetric_route", lambda x: False)
-    plain = L.orthogonalize(g, dtype="float32")
+    g = torch.from_numpy(rng.standard_normal((4096, 2048))).float().cuda()
+    q = L.orthogonalize(g, dtype="float32")  # tall: iterated on g^T, 2048 rows: the blocks
+    plain = L.orthogonalize(g, dtype="float32", symmetric_products=False)
     assert q.shape == g.shape and float((q - plain).abs().max()) <= 1e-4
+    ref = reference_newton_schulz(g.double().cpu().numpy())
+    assert np.abs(q.double().cpu().numpy() - ref).max() <= 1e-3
 
 
 def test_orthogonalize_in_bfloat16_and_float64(rng):
@@ -179,7 +173,7 @@ def test_inv_root_eps_clip_grouped_and_errors(rng, caplog):
     with pytest.raises(gl.NotPositiveDefinite, match=r"list item 2"):
         L.inv_root([blocks[0], blocks[2], -blocks[2]], 2)
     assert L.inv_root([], 2) == []
-    for bad, match in [(dict(p=0), "p must be a positive int"), (dict(p=2.5), "p must be"),
+    for bad, match in [(dict(p=0), "p must be an int from 1"), (dict(p=2.5), "p must be"),
                        (dict(p=2, method="qr"), "method"), (dict(p=2, eps=-1.0), "eps"),
                        (dict(p=2, method="newton", clip=True), "clip=True needs")]:
         with pytest.raises(gl.InvalidArgument, match=match):

@@ -8,115 +8,24 @@ from typing import Any
 
 import numpy as np
 
-from .. import _interop
+from .. import _gpula, _interop
 from .._matmul import matmul
 from ..errors import DTypeError, InvalidArgument
 from ._grouped import grouped, is_group, named_errors
 from ._operands import (
     INTEGER,
+    Call,
     adj,
-    array_module,
     as_array,
     astype,
     check_finite_flag,
-    contig,
     dtype_of,
-    mT,
     operands_of,
 )
 from ._svd import svd
 
 MUON_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 _NS_DTYPES = ("bfloat16", "float16", "float32", "float64")
-
-
-def _frobenius(x: Any) -> Any:
-    """Each matrix's Frobenius norm, in float32 or wider, with its two matrix axes kept (size 1)."""
-    xf = x if dtype_of(x, "linalg.orthogonalize", "g") in ("float32", "float64") \
-        else astype(x, "float32")
-    if array_module(xf).__name__ == "torch":
-        return xf.square().sum(dim=(-2, -1), keepdim=True).sqrt()
-    xp = array_module(xf)
-    return xp.sqrt((xf * xf).sum(axis=(-2, -1), keepdims=True))
-
-
-# The symmetric products of the iteration on a GPU: X X^T and A A computed as the blocks of their
-# lower triangle only (row blocks of SYM_BLOCKS: 10 of 16 blocks, 62.5% of the FLOPs), one
-# strided batch of GEMMs per block diagonal, then mirrored. Used from SYM_MIN_ROWS rows of the
-# iterate (the smaller side of g) up, where the blocks stay large GEMMs.
-SYM_BLOCKS = 4
-SYM_MIN_ROWS = 2048
-
-
-def _symmetric_route(x: Any) -> bool:
-    n = x.shape[-2]
-    return _interop.is_gpu_array(x) and n >= SYM_MIN_ROWS and n % (16 * SYM_BLOCKS) == 0
-
-
-def _lower_blocks(p: Any, q: Any, alpha: float = 1.0, c: Any = None, beta: Any = None) -> list:
-    """For contiguous p and q (..., n, k): the blocks (i + d, i) of alpha p q^T (+ beta c), as a
-    list over the block diagonals d of arrays (..., SYM_BLOCKS - d, h, h), h = n / SYM_BLOCKS;
-    c: such a list. Each diagonal is one strided-batched gpula matmul on row-block views."""
-    *batch, n, k = p.shape
-    h = n // SYM_BLOCKS
-    out = []
-    for d in range(SYM_BLOCKS):
-        cnt = SYM_BLOCKS - d
-        ps = p[..., d * h:, :].reshape(*batch, cnt, h, k)
-        qs = q[..., : cnt * h, :].reshape(*batch, cnt, h, k)
-        out.append(matmul(ps, mT(qs), None if c is None else c[d], alpha=alpha, beta=beta))
-    return out
-
-
-def _strided(x: Any, shape: tuple, strides: tuple, offset: int) -> Any:
-    """A view of contiguous x's memory with element strides and an element offset."""
-    xp = array_module(x)
-    if xp.__name__ == "torch":
-        return x.as_strided(shape, strides, x.storage_offset() + offset)
-    item = x.dtype.itemsize
-    return xp.lib.stride_tricks.as_strided(x.reshape(-1)[offset:], shape=shape,
-                                           strides=tuple(st * item for st in strides))
-
-
-def _mirrored(blocks: list) -> Any:
-    """The symmetric (..., n, n) matrix whose lower-triangle blocks are ``blocks``
-    (:func:`_lower_blocks`): each block diagonal written once, and once transposed."""
-    *batch, _, h, _ = blocks[0].shape
-    n = h * len(blocks)
-    pkg = _interop.package_of(blocks[0])
-    out = pkg.empty((*batch, n, n), dtype_of(blocks[0], "linalg.orthogonalize", "g"),
-                    pkg.device_of(blocks[0]))
-    outer = tuple(int(np.prod(batch[i + 1:], dtype=np.int64)) * n * n for i in range(len(batch)))
-    for d, blk in enumerate(blocks):
-        shape = (*batch, len(blocks) - d, h, h)
-        _strided(out, shape, (*outer, h * n + h, n, 1), d * h * n)[...] = blk
-        if d:
-            _strided(out, shape, (*outer, h * n + h, 1, n), d * h)[...] = blk
-    return out
-
-
-def _newton_schulz(g: Any, steps: int, coefficients: tuple, dtype: str, eps: float) -> Any:
-    a_, b_, c_ = coefficients
-    given = dtype_of(g, "linalg.orthogonalize", "g")
-    tall = g.shape[-2] > g.shape[-1]
-    x = mT(g) if tall else g  # iterate on the wide side: X X^T is the smaller square
-    x = x / (_frobenius(x) + eps)
-    if dtype_of(x, "linalg.orthogonalize", "g") != dtype:
-        x = astype(x, dtype)
-    symmetric = _symmetric_route(x)
-    if symmetric:
-        x = contig(x)
-    for _ in range(steps):
-        if symmetric:
-            a_blocks = _lower_blocks(x, x)                            # A = X X^T
-            a = _mirrored(a_blocks)
-            s = _mirrored(_lower_blocks(a, a, c_, a_blocks, b_))      # B = c A A + b A
-        else:
-            s = matmul(x, mT(x))                      # A = X X^T
-            s = matmul(s, s, s, alpha=c_, beta=b_)    # B = c A A + b A
-        x = matmul(s, x, x, alpha=1.0, beta=a_)       # X = B X + a X
-    x = mT(x) if tall else x
-    return astype(x, given) if dtype != given else x
 
 
 def orthogonalize(
@@ -126,15 +35,23 @@ def orthogonalize(
     dtype: str | None = "bfloat16",
     *,
     eps: float = 1e-7,
+    symmetric_products: bool | None = None,
+    device: str | None = None,
+    fallback: str | None = None,
+    stream: Any = None,
 ) -> Any:
     """The Newton-Schulz approximation of the orthogonal polar factor of each ``(..., m, n)``
     matrix that Muon applies to its updates (Jordan et al.'s quintic iteration): ``X = G /
     (||G||_F + eps)``, transposed when m > n, then ``steps`` times ``A = X X^T``, ``B = b A + c
     A A``, ``X = a X + B X`` with ``(a, b, c) = coefficients``. The iteration runs in ``dtype``
-    (bfloat16 by default, as Muon; None: g's own dtype), each product one gpula matmul with the
-    sums folded into its alpha and beta; the result comes back in g's dtype (float16, bfloat16,
-    float32 or float64; bool and integer input gives float64, complex raises gl.DTypeError) and
-    package. The singular values of the result lie near 1 (about 0.7 to 1.2 with Muon's
+    (bfloat16 by default, as Muon; None: g's own dtype; on the CPU bfloat16 and float16 iterate
+    in float32), each product one gpula matmul with the sums folded into its alpha and beta
+    (C++ ``gpula::linalg::orthogonalize``); the result comes back in g's dtype (float16,
+    bfloat16, float32 or float64; bool and integer input gives float64, complex raises
+    gl.DTypeError) and package. ``symmetric_products``: X X^T and A A computed as the blocks of
+    their lower triangle only (62.5% of their FLOPs) and mirrored; None takes it on a GPU for
+    iterates (min(m, n) rows) of at least 2048 rows, True always (rows a multiple of 4), False
+    never. The singular values of the result lie near 1 (about 0.7 to 1.2 with Muon's
     coefficients), not exactly: for the exact factor use :func:`polar`. ``g`` may be a list of
     matrices of different shapes: a list comes back, each shape computed in one batched call.
 
@@ -158,8 +75,9 @@ def orthogonalize(
     if not nonnegative(eps):
         raise InvalidArgument(f"[{op}] eps must be a finite number >= 0, got {eps!r}")
     if is_group(g):
-        return grouped(op, g, lambda x: orthogonalize(x, steps, coefficients, dtype, eps=eps),
-                       arg="g")
+        return grouped(op, g, lambda x: orthogonalize(
+            x, steps, coefficients, dtype, eps=eps, symmetric_products=symmetric_products,
+            device=device, fallback=fallback, stream=stream), arg="g")
     g = as_array(g, op, "g")
     name = dtype_of(g, op, "g")
     if name in INTEGER:  # bool and integers: float64, as the rest of gl.linalg
@@ -173,10 +91,16 @@ def orthogonalize(
     if dtype in ("bfloat16",) and _interop.package_of(g).name == "cupy":
         raise DTypeError(f"[{op}] CuPy has no bfloat16 arrays: pass dtype="
                          "'float16' or 'float32' (or None: g's dtype)")
+    if symmetric_products not in (None, True, False):
+        raise InvalidArgument(f"[{op}] symmetric_products must be None, True or False, got "
+                              f"{symmetric_products!r}")
     if 0 in tuple(g.shape):
         return astype(g, name)
-    with named_errors(op, "g"):
-        return _newton_schulz(g, steps, coefficients, dtype or name, float(eps))
+    call = Call("orthogonalize", g, True, device, fallback, stream)
+    kw = dict(call.kwargs)
+    del kw["check_info"]
+    return _gpula.linalg_orthogonalize(call.pkg.export(g), steps, *coefficients, dtype,
+                                       float(eps), symmetric_products, **kw)
 
 
 def _real(x: Any) -> bool:

@@ -1,6 +1,7 @@
 """gpula.linalg.inv_root (A^(-1/p), Shampoo's preconditioner) and sqrtm_psd, for symmetric
-(Hermitian) positive semidefinite matrices: by eigh, or inv_root by the coupled Newton
-iteration in matmuls only; batched, and grouped over a list of matrices of different sizes."""
+(Hermitian) positive semidefinite matrices: by eigh (C++ gpula::linalg::inv_root, sqrtm_psd),
+or inv_root by the coupled Newton iteration in matmuls only; batched, and grouped over a list
+of matrices of different sizes."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import _gpula
 from .._matmul import matmul
 from ..errors import InvalidArgument, NotPositiveDefinite
-from ._eigh import eigh
 from ._grouped import grouped, is_group, named_errors
 from ._matfuncs import matrix_power
 from ._polar import nonnegative
 from ._operands import (
-    adj,
+    Call,
     array_module,
     check_finite_flag,
     eye_like,
@@ -27,39 +28,6 @@ from ._operands import (
 )
 
 _METHODS = ("eigh", "newton")
-
-
-def _floor(op: str, w: Any, clip: bool, strict: bool) -> Any:
-    """Eigenvalues w (..., n), ascending: those within rounding of zero (n eps max|w|) are
-    raised to that floor with clip=True; otherwise a negative one (or, strict, one <= the
-    floor) raises NotPositiveDefinite naming the batch item."""
-    wh = to_host(w)
-    n = wh.shape[-1]
-    eps = np.finfo(wh.dtype).eps
-    floor = n * eps * np.maximum(np.abs(wh).max(axis=-1, keepdims=True), np.finfo(wh.dtype).tiny)
-    if clip:
-        return like(w, np.maximum(wh, floor).astype(wh.dtype))
-    bad = (wh[..., :1] <= floor) if strict else (wh[..., :1] < -floor)
-    if bad.any():
-        item = int(np.flatnonzero(bad.reshape(-1))[0])
-        e = NotPositiveDefinite(
-            f"[linalg.{op}] a (+ eps I) is not positive {'definite' if strict else 'semidefinite'}: "
-            f"smallest eigenvalue {float(wh.reshape(-1, n)[item, 0]):.3g} (batch index {item}); "
-            "pass clip=True to raise such eigenvalues to the rounding floor")
-        e.batch_index = item
-        raise e
-    return like(w, np.maximum(wh, 0).astype(wh.dtype)) if not strict else w
-
-
-def _from_eigh(a: Any) -> tuple[Any, Any]:
-    """(w, back): the eigenvalues of each matrix and back(fw) = V diag(fw) V^H."""
-    w, v = eigh(a, check_finite=False)
-    return w, lambda fw: matmul(v * fw[..., None, :], adj(v))
-
-
-def _power(w: Any, e: float) -> Any:
-    xp = array_module(w)
-    return xp.exp(e * xp.log(w))
 
 
 def _shifted(a: Any, eps: float) -> Any:
@@ -116,9 +84,10 @@ def inv_root(a: Any, p: int, eps: float = 0.0, *, method: str = "eigh", clip: bo
         array([[0.5, 0. ],
                [0. , 1. ]])
     """
-    if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)) or p < 1:
-        raise InvalidArgument(f"[linalg.inv_root] p must be a positive int, got {p!r} "
-                              f"({type(p).__name__})")
+    if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)) or not (
+            1 <= p <= 2**31 - 1):
+        raise InvalidArgument(f"[linalg.inv_root] p must be an int from 1 to 2**31 - 1, got "
+                              f"{p!r} ({type(p).__name__})")
     if method not in _METHODS:
         raise InvalidArgument(f"[linalg.inv_root] method must be 'eigh' or 'newton', got "
                               f"{method!r}")
@@ -135,13 +104,12 @@ def inv_root(a: Any, p: int, eps: float = 0.0, *, method: str = "eigh", clip: bo
     _square("inv_root", a)
     if 0 in tuple(a.shape):
         return a.copy() if hasattr(a, "copy") else a.clone()
-    with named_errors("linalg.inv_root", "a"):
-        a = _shifted(a, float(eps))
-        if method == "newton":
-            return _newton_inv_root(a, int(p), "inv_root")
-        w, back = _from_eigh(a)
-        w = _floor("inv_root", w, clip, strict=True)
-        return back(_power(w, -1.0 / int(p)))
+    if method == "newton":
+        with named_errors("linalg.inv_root", "a"):
+            return _newton_inv_root(_shifted(a, float(eps)), int(p), "inv_root")
+    call = Call("inv_root", a, True, None, None, None)
+    return _gpula.linalg_inv_root(call.pkg.export(a), int(p), float(eps), clip,
+                                  **_native_kwargs(call))
 
 
 def sqrtm_psd(a: Any, *, clip: bool = True, check_finite: bool = True) -> Any:
@@ -166,15 +134,14 @@ def sqrtm_psd(a: Any, *, clip: bool = True, check_finite: bool = True) -> Any:
     _square("sqrtm_psd", a)
     if 0 in tuple(a.shape):
         return a.copy() if hasattr(a, "copy") else a.clone()
-    with named_errors("linalg.sqrtm_psd", "a"):
-        w, back = _from_eigh(a)
-        xp = array_module(w)
-        wh = to_host(w)
-        if clip:
-            w = like(w, np.maximum(wh, 0))
-        else:
-            w = _floor("sqrtm_psd", w, False, strict=False)
-        return back(xp.sqrt(w))
+    call = Call("sqrtm_psd", a, True, None, None, None)
+    return _gpula.linalg_sqrtm_psd(call.pkg.export(a), clip, **_native_kwargs(call))
+
+
+def _native_kwargs(call: Call) -> dict[str, Any]:
+    kw = dict(call.kwargs)
+    del kw["check_info"]  # the roots raise on failure
+    return kw
 
 
 def _square(op: str, a: Any) -> None:

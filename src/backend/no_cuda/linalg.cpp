@@ -5,6 +5,7 @@
 #include "linalg/eigh_backend.h"
 #include "linalg/eigh_generalized_backend.h"
 #include "linalg/ldl_backend.h"
+#include "linalg/matrix_functions_backend.h"
 #include "linalg/qr_backend.h"
 #include "linalg/solve_backend.h"
 #include "linalg/svd_backend.h"
@@ -20,5 +21,6 @@ const SvdBackend& svd_backend() { throw NotCompiled("cuda"); }
 const TriangularBackend& triangular_backend() { throw NotCompiled("cuda"); }
 const EighGeneralizedBackend& eigh_generalized_backend() { throw NotCompiled("cuda"); }
 const LdlBackend& ldl_backend() { throw NotCompiled("cuda"); }
+const MatrixFunctionsBackend& matrix_functions_backend() { throw NotCompiled("cuda"); }
 
 }  // namespace gpula::detail::cuda

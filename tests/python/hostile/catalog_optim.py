@@ -360,8 +360,8 @@ def _root_options(d: dict) -> tuple[int, float, str, bool]:
     kw = {"p": d.get("p"), **_kw(d)}
     p, eps, method, clip = (kw["p"], kw.get("eps", 0.0), kw.get("method", "eigh"),
                             kw.get("clip", False))
-    if not _is_int(p) or p < 1:
-        raise ValueError("p must be a positive int")
+    if not _is_int(p) or not 1 <= p <= 2**31 - 1:
+        raise ValueError("p must be an int from 1 to 2**31 - 1")
     if not _is_real(eps) or not np.isfinite(eps) or eps < 0:
         raise ValueError("eps must be a finite number >= 0")
     if method not in ("eigh", "newton"):

@@ -3,21 +3,13 @@
 #include <cmath>
 
 #include "backend/cuda/kernels/eig.h"
+#include "backend/cuda/kernels/grid.cuh"
 
 namespace gpula::detail::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = 65535 * 16;
-
-unsigned blocks_for(int64_t work) {
-  const int64_t b = (work + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < kMaxBlocks ? (b < 1 ? 1 : b) : kMaxBlocks);
-}
-
-#define GPULA_GRID_LOOP(i, total)                                                            \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (total); \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+unsigned blocks_for(int64_t work) { return grid_blocks(work, kThreads); }
 
 // R: the real type; `parts` reals per element (1 real, 2 complex).
 template <class R, int parts>
@@ -113,7 +105,7 @@ cudaError_t poison(const int32_t* bad, int64_t n, int64_t count, void* w, void* 
 cudaError_t launch_eig_screen(void* a, ElemType t, int64_t n, int64_t count, int32_t* bad,
                               cudaStream_t stream) {
   if (n * count == 0) return cudaSuccess;
-  const unsigned g = static_cast<unsigned>(count < kMaxBlocks ? count : kMaxBlocks);
+  const unsigned g = static_cast<unsigned>(count < kMaxGridBlocks ? count : kMaxGridBlocks);
   switch (t) {
     case ElemType::f32:
       screen_kernel<float, 1><<<g, kThreads, 0, stream>>>(static_cast<float*>(a), n, count, bad);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "backend/cuda/kernels/linalg.h"
+#include "backend/cuda/kernels/grid.cuh"
 
 namespace gpula::detail::cuda {
 namespace {
@@ -14,14 +15,7 @@ struct alignas(16) Bytes16 {
   uint64_t lo, hi;
 };
 
-unsigned blocks_for(int64_t work) {
-  const int64_t b = (work + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 65535 * 16 ? (b < 1 ? 1 : b) : 65535 * 16);
-}
-
-#define GPULA_GRID_LOOP(i, total)                                                            \
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (total); \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+unsigned blocks_for(int64_t work) { return grid_blocks(work, kThreads); }
 
 __global__ void fill_pointers_kernel(void** out, char* base, int64_t stride, int64_t count) {
   GPULA_GRID_LOOP(i, count) out[i] = base + i * stride;
