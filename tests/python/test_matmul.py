@@ -415,6 +415,39 @@ def test_function_form_fast_path(device):
         gl.matmul(a, b, epilog="BIAS", epilog_inputs={"bias": rand(3)})
 
 
+def test_function_form_fast_path_numpy(rng):
+    """Repeated NumPy calls of one layout take the fast path (NumpyPackage.fast_key): results
+    stay right when data, strides (negative too), alignment, read-only flags, dtype or the
+    bias change between calls; dtypes without a plain export (big-endian, bool) still get the
+    full path's typed errors."""
+    gl.matmul_cache_clear()
+    for dt in (np.float32, np.float64, np.complex128):
+        for _ in range(3):
+            a = rng.standard_normal((7, 9)).astype(dt)
+            b = rng.standard_normal((9, 5)).astype(dt)
+            bias = rng.standard_normal(5).astype(dt)
+            tol = 1e-5 if dt == np.float32 else 1e-12
+            np.testing.assert_allclose(gl.matmul(a, b), a @ b, rtol=tol, atol=tol)
+            np.testing.assert_allclose(gl.matmul(a[::-1], b[:, ::-1]), a[::-1] @ b[:, ::-1],
+                                       rtol=tol, atol=tol)
+            np.testing.assert_allclose(gl.matmul(a[:, 1:], b[1:]), a[:, 1:] @ b[1:], rtol=tol,
+                                       atol=tol)  # offset (less aligned) data
+            ro = a.copy()
+            ro.flags.writeable = False
+            np.testing.assert_allclose(gl.matmul(ro, b), ro @ b, rtol=tol, atol=tol)
+            if dt != np.complex128:
+                y = gl.matmul(a, b, epilog="BIAS", epilog_inputs={"bias": bias})
+                np.testing.assert_allclose(y, a @ b + bias, rtol=tol, atol=tol)
+    assert gl.matmul_cache_size() > 0
+    a = rng.standard_normal((3, 4))
+    with pytest.raises(gl.DTypeError):
+        gl.matmul(a.astype(">f8"), a.T.astype(">f8"))
+    with pytest.raises(gl.DTypeError):
+        gl.matmul(a > 0, a.T > 0)
+    with pytest.raises(gl.DTypeError):
+        gl.matmul(a, a.T.astype(np.float32))
+
+
 @pytest.mark.gpu
 def test_host_data_on_gpu(rng):
     a = rng.standard_normal((33, 17))

@@ -151,6 +151,99 @@ def test_ops_called_through_torch_ops_differentiate_their_list_arguments():
     assert y.requires_grad and not aux.requires_grad
 
 
+class _Recorder(torch.utils._python_dispatch.TorchDispatchMode):
+    """Runs every op as it is and records its name: with it on, every call goes through the
+    dispatcher."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def _layer_calls(x, ws, bs):
+    """Outputs and gradients of a Linear per activation and of an MLP (float64)."""
+    out = []
+    for act in ACTS:
+        y = GF.linear(x, ws[0], bs[0], act)
+        out += [y, *torch.autograd.grad(y.square().sum(), (x, ws[0], bs[0]))]
+    y = GF.mlp(x, ws, bs, "gelu")
+    out += [y, *torch.autograd.grad(y.square().sum(), (x, *ws, *bs))]
+    with torch.no_grad():
+        out += [GF.linear(x, ws[0], None, "relu"), GF.mlp(x, ws, None, "relu")]
+    return out
+
+
+@pytest.mark.parametrize("view", ["contiguous", "transposed", "3-D", "negative"])
+def test_eager_calls_without_the_dispatcher_equal_calls_through_it(view):
+    """Eager calls run the layers' kernels without the dispatcher where it could only have run
+    them; under a TorchDispatchMode every call goes through it: the same bits, forward and
+    backward."""
+    ws, bs = params(13, [6, 5, 3])
+    g = torch.Generator().manual_seed(14)
+    base = torch.randn(2, 4, 6, dtype=F64, generator=g)
+    x = {"contiguous": base[0], "transposed": base.reshape(6, 8).T[:4],
+         "3-D": base, "negative": torch._neg_view(base[1])}[view]
+    x = x.detach().requires_grad_()  # (detach keeps the negative bit)
+    direct = _layer_calls(x, ws, bs)
+    with _Recorder() as rec:
+        dispatched = _layer_calls(x, ws, bs)
+    for op in ("linear", "linear_backward", "mlp", "mlp_backward"):
+        assert f"gpula.{op}.default" in rec.ops
+    assert len(direct) == len(dispatched)
+    for a, b in zip(direct, dispatched):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the profiler's, on a host without CUDA
+def test_modes_profiler_meta_and_fake_tensors_still_get_the_operator():
+    x, w, b = torch.randn(3, 4), torch.randn(5, 4), torch.randn(5)
+    with torch.profiler.profile() as prof:
+        GF.linear(x, w, b, "relu")
+    assert "gpula::linear" in [e.name for e in prof.events()]
+    meta = GF.linear(x.to("meta"), w.to("meta"), b.to("meta"), "gelu")  # the fake kernel's
+    assert meta.device.type == "meta" and meta.shape == (3, 5)
+    from torch._subclasses import FakeTensorMode
+    with FakeTensorMode():
+        y = GF.mlp(torch.empty(3, 4), [torch.empty(5, 4), torch.empty(2, 5)], None, "relu")
+    assert type(y).__name__ == "FakeTensor" and y.shape == (3, 2)
+    xs = torch.randn(2, 3, 4)
+    torch.testing.assert_close(torch.vmap(lambda r: GF.linear(r, w, b))(xs),
+                               reference(xs, w, b, None))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the profiler's; nested tensors' prototype
+def test_dispatch_free_refuses_what_the_dispatcher_handles():
+    """The condition for calling a kernel directly: plain CPU/CUDA tensors (Parameters too, None
+    for an optional one), no mode, transform or profiler."""
+    from gpula.torch._library import _dispatch_free
+
+    plain = torch.randn(2, 2)
+    assert _dispatch_free((plain, None, "x"), 3, (0, 1), ())
+    assert _dispatch_free((torch.nn.Parameter(plain), [plain, plain]), 2, (0,), (1,))
+    assert not _dispatch_free((plain,), 2, (0,), ())  # too few arguments: left to the dispatcher
+
+    class Sub(torch.Tensor):
+        pass
+
+    odd = [plain.to("meta"), plain.as_subclass(Sub), torch._efficientzerotensor((2, 2)),
+           torch.nested.nested_tensor([plain, plain])]
+    for t in odd:
+        assert not _dispatch_free((t,), 1, (0,), ())
+        assert not _dispatch_free(([plain, t],), 1, (), (0,))
+    with _Recorder():
+        assert not _dispatch_free((plain,), 1, (0,), ())
+    with torch.profiler.profile():
+        assert not _dispatch_free((plain,), 1, (0,), ())
+    seen = []
+    torch.vmap(lambda r: seen.append(_dispatch_free((plain,), 1, (0,), ())) or r)(plain)
+    assert seen == [False]
+    assert _dispatch_free((plain,), 1, (0,), ())
+
+
 def test_no_grad_calls_record_no_graph_and_grad_calls_one_node():
     w = torch.randn(3, 4, dtype=F64, requires_grad=True)
     x = torch.randn(2, 4, dtype=F64)
