@@ -134,11 +134,11 @@ def _out_of_memory(specs: list[tuple], e: BaseException) -> OutOfMemory:
 
 class _FastPlans(threading.local):
     """This thread's executors of gl.matmul's fast path, keyed by the operands' layouts (the
-    package's fast_key), alpha, the epilogue and the options: a
-    repeated call of one layout skips the export of its operands, the binding's key and output
-    specs, and goes straight to allocating its result and rebinding the cached plan's operand
-    addresses (a 64^3 float32 NumPy product: 23 -> 15 us on a 2-core CPU host). Holds at most
-    _FAST_CAPACITY plans (the C++ cache's size), emptied by gl.matmul_cache_clear()."""
+    package's fast_key; the one epilogue input's with its name), alpha, the epilogue and the
+    options: a repeated call of one layout skips the export of its operands, the binding's key
+    and output specs, and goes straight to allocating its result and rebinding the cached plan's
+    operand addresses (a 64^3 float32 NumPy product: 23 -> 15 us on a 2-core CPU host). Holds
+    at most _FAST_CAPACITY plans (the C++ cache's size), emptied by gl.matmul_cache_clear()."""
 
     def __init__(self) -> None:
         self.plans: dict[Any, Callable] = {}
@@ -150,29 +150,36 @@ _REAL_TYPES = (float, int)
 _EPILOG_TYPES = (Epilog, str)
 _OPTION_FIELDS = tuple(f for f in _options.FIELDS if f != "logger")
 _HASHABLE_OPTION_TYPES = (type(None), str, int, float, bool, _gpula.ComputeType)
+# The epilogue inputs the fast path rebinds, one per call: the bias of the *BIAS epilogues, the
+# aux that DRELU / DRELU_BGRAD and DGELU / DGELU_BGRAD read (no epilogue takes two of them).
+_FAST_INPUTS = ("bias", "relu_aux", "gelu_aux")
+
 
 def _fast_key(
     pkg: Any, a: Any, b: Any, alpha: Any, epilog: Any, epilog_inputs: Any, options: Any
 ) -> tuple[Any, int, int, int] | None:
-    """(key, address of a, of b, of the bias or 0) for the fast path, or None: it takes operands
-    of one package (tensor subclasses such as torch's Parameter too) that has a fast_key, at most a bias among the epilogue inputs, and options that are
-    None or a MatmulOptions without a logger (compared by value). The key starts with the
-    package: operand keys of two packages never meet."""
+    """(key, address of a, of b, of the epilogue input or 0) for the fast path, or None: it
+    takes operands of one package (tensor subclasses such as torch's Parameter too) that has a
+    fast_key, at most one epilogue input among _FAST_INPUTS (keyed by its name and layout), and
+    options that are None or a MatmulOptions without a logger (compared by value). The key
+    starts with the package: operand keys of two packages never meet."""
     if _known_package(b) is not pkg or (epilog is not None and type(epilog) not in _EPILOG_TYPES):
         return None
     ka = pkg.fast_key(a)
     kb = None if ka is None else pkg.fast_key(b)
     if kb is None:
         return None
-    kbias, pbias = None, 0
+    kin, pin = None, 0
     if epilog_inputs is not None:
-        bias = epilog_inputs.get("bias") if type(epilog_inputs) is dict else None
-        if bias is None or len(epilog_inputs) != 1 or _known_package(bias) is not pkg:
+        if type(epilog_inputs) is not dict or len(epilog_inputs) != 1:
             return None
-        fb = pkg.fast_key(bias)
-        if fb is None:
+        ((name, x),) = epilog_inputs.items()
+        if name not in _FAST_INPUTS or _known_package(x) is not pkg:
             return None
-        kbias, pbias = fb
+        fx = pkg.fast_key(x)
+        if fx is None:
+            return None
+        kin, pin = (name, fx[0]), fx[1]
     okey = None
     if options is not None:
         if type(options) is not _options.MatmulOptions or options.logger is not None:
@@ -180,7 +187,7 @@ def _fast_key(
         okey = tuple(getattr(options, f) for f in _OPTION_FIELDS)
         if any(type(v) not in _HASHABLE_OPTION_TYPES for v in okey):
             return None
-    return (pkg, ka[0], kb[0], kbias, alpha, epilog, okey), ka[1], kb[1], pbias
+    return (pkg, ka[0], kb[0], kin, alpha, epilog, okey), ka[1], kb[1], pin
 
 
 

@@ -41,8 +41,11 @@ struct PyMatmul {
   MatmulOutputs outs;
   std::vector<TensorView*> slots;  // spec order: result, then aux outputs
   // The operands a cached_matmul() handle was made for: execute_operands() rebinds their data
-  // pointers (gpula.matmul's fast path for repeated calls of one layout).
-  std::optional<TensorView> a, b, bias;
+  // pointers (gpula.matmul's fast path for repeated calls of one layout). `input` is the plan's
+  // one epilogue input where it has exactly one of the bias, relu_aux or gelu_aux and nothing
+  // else (no fp8 scale tensors): `input_slot` names its field of EpilogInputs (null: none).
+  std::optional<TensorView> a, b, input;
+  std::optional<TensorView> EpilogInputs::*input_slot = nullptr;
 
   PyMatmul(std::shared_ptr<Matmul> m, Device d) : mm(std::move(m)), data_device(d) {}
   PyMatmul(const PyMatmul&) = delete;
@@ -144,6 +147,19 @@ EpilogInputs epilog_inputs(nb::handle d) {
                             kInputNames);
   }
   return in;
+}
+
+// The field of `in` holding its one epilogue input where it has exactly one of the bias,
+// relu_aux or gelu_aux and no fp8 scale tensor; null otherwise (execute_operands rebinds none).
+std::optional<TensorView> EpilogInputs::*single_input(const EpilogInputs& in) {
+  if (in.a_scale || in.b_scale || in.d_scale) return nullptr;
+  std::optional<TensorView> EpilogInputs::*slot = nullptr;
+  for (auto f : {&EpilogInputs::bias, &EpilogInputs::relu_aux, &EpilogInputs::gelu_aux}) {
+    if (!(in.*f)) continue;
+    if (slot) return nullptr;  // two inputs (no epilogue takes both): the full path only
+    slot = f;
+  }
+  return slot;
 }
 
 nb::dict algorithm_dict(const AlgorithmInfo& a) {
@@ -354,10 +370,14 @@ void init_matmul(nb::module_& m) {
           "or cached_matmul()); `stream` is a cudaStream_t as an int.")
       .def(
           "execute_operands",
-          [](PyMatmul& self, uintptr_t a, uintptr_t b, uintptr_t bias, nb::handle outputs,
+          [](PyMatmul& self, uintptr_t a, uintptr_t b, uintptr_t input, nb::handle outputs,
              uintptr_t stream, uint64_t generation) {
             if (!self.a || !self.b)
               throw InvalidArgument("[matmul] execute_operands: only for cached_matmul() handles");
+            if (input != 0 && !self.input_slot)
+              throw InvalidArgument(
+                  "[matmul] execute_operands: this handle's plan has no single epilogue input "
+                  "(bias, relu_aux or gelu_aux) to rebind");
             const OutputAddresses o = output_addresses(outputs);
             const Stream s = stream_for(*self.mm, stream);
             nb::gil_scoped_release release;
@@ -367,17 +387,19 @@ void init_matmul(nb::module_& m) {
             u.a->data = reinterpret_cast<void*>(a);
             u.b = self.b;
             u.b->data = reinterpret_cast<void*>(b);
-            if (self.bias) {
-              u.epilog_inputs.bias = self.bias;
-              u.epilog_inputs.bias->data = reinterpret_cast<void*>(bias);
+            if (self.input_slot) {
+              std::optional<TensorView>& in = u.epilog_inputs.*self.input_slot;
+              in = self.input;
+              in->data = reinterpret_cast<void*>(input);
             }
             self.mm->reset_operands(u);  // checks layouts and alignment against the plan's
             run_into(self, o, s, generation);
           },
-          nb::arg("a"), nb::arg("b"), nb::arg("bias"), nb::arg("outputs"), nb::arg("stream"),
+          nb::arg("a"), nb::arg("b"), nb::arg("input"), nb::arg("outputs"), nb::arg("stream"),
           nb::arg("generation"),
-          "execute_into() with the data of a, b (and the bias) at these addresses: operands of "
-          "the layouts this cached_matmul() handle was made for.")
+          "execute_into() with the data of a, b (and of the plan's one epilogue input: the bias, "
+          "relu_aux or gelu_aux; 0 where it has none) at these addresses: operands of the "
+          "layouts this cached_matmul() handle was made for.")
       .def(
           "output_specs",
           [](PyMatmul& self) {
@@ -438,7 +460,8 @@ void init_matmul(nb::module_& m) {
         auto handle = std::make_unique<PyMatmul>(nullptr, av.device);
         handle->a = av;
         handle->b = bv;
-        handle->bias = in.bias;
+        handle->input_slot = single_input(in);
+        if (handle->input_slot) handle->input = in.*handle->input_slot;
         std::vector<OutputSpec> specs;
         {
           nb::gil_scoped_release release;

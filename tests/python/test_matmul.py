@@ -7,6 +7,7 @@ import pytest
 from conftest import DTYPES, TOL, gelu_tol, rel_err, to_np64
 
 import gpula as gl
+from gpula import _interop
 
 REAL = ("float16", "bfloat16", "float32", "float64")
 
@@ -446,6 +447,126 @@ def test_function_form_fast_path_numpy(rng):
         gl.matmul(a > 0, a.T > 0)
     with pytest.raises(gl.DTypeError):
         gl.matmul(a, a.T.astype(np.float32))
+
+
+class _FullPath(dict):
+    """epilog_inputs that gl.matmul's fast path leaves to the full path (it takes plain dicts)."""
+
+
+_SQRT_2_OVER_PI = np.sqrt(2.0 / np.pi)
+
+
+def _gelu_grad64(x):
+    """gelu'(x) of the tanh approximation, in float64."""
+    t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x**3))
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+
+
+def _aligned(x, offset=0):
+    """A copy of x at 256-byte alignment plus offset bytes (the fast key holds the alignment:
+    arrays of one layout and alignment share one fast plan)."""
+    buf = np.empty(x.nbytes + 256 + offset, np.uint8)
+    start = -buf.ctypes.data % 256 + offset
+    y = buf[start : start + x.nbytes].view(x.dtype).reshape(x.shape)
+    y[...] = x
+    return y
+
+
+@pytest.mark.parametrize("package", ["numpy", "torch"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("epilog", ["DGELU", "DGELU_BGRAD", "DRELU", "DRELU_BGRAD"])
+def test_function_form_fast_path_aux_inputs(rng, package, dtype, epilog):
+    """Repeated DGELU / DRELU calls (gpula.torch's FusedMLP backward) take gl.matmul's fast path
+    with their aux input rebound per call: bit-identical to the full path and right against a
+    float64 reference when the aux is another array, when its data change in place between
+    calls (a stale address would show), at another offset or with other strides; a
+    non-contiguous or wrongly typed aux still gets the full path's errors."""
+    from gpula import _matmul
+
+    if package == "torch":
+        torch = pytest.importorskip("torch")
+        wrap, unwrap = torch.from_numpy, (lambda t: t.numpy())  # views of the NumPy data
+    else:
+        wrap, unwrap = (lambda x: x), np.asarray
+    relu = epilog.startswith("DRELU")
+    name = "relu_aux" if relu else "gelu_aux"
+    m, k, n = 7, 9, 5
+    width = 16 if relu else 8  # aux row length: ceil(n/128)*16 bytes / roundup(n, 8) elements
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+
+    def rand(*shape):
+        return _aligned(rng.standard_normal(shape).astype(dtype))
+
+    def make_aux(rows):
+        """(an aux a forward call would give for `rows` rows, act'(pre) as float64)."""
+        if relu:  # the bit mask of a RELU_AUX forward, and its 0/1 derivative
+            y, aux = gl.matmul(rand(rows, 3), rand(3, n), epilog="RELU_AUX")
+            return _aligned(aux["relu_aux"]), (y > 0).astype(np.float64)
+        aux = np.zeros((rows, width), dtype)  # the pre-activation, rows padded to 8
+        aux[:, :n] = 2 * rng.standard_normal((rows, n))
+        return _aligned(aux), _gelu_grad64(aux[:, :n].astype(np.float64))
+
+    def split(r):
+        if "BGRAD" in epilog:
+            return unwrap(r[0]), unwrap(r[1][f"d{name[:4]}_bgrad"])
+        return unwrap(r), None
+
+    def check(g, w, aux, factor, fast=True):
+        """Checks one call; fast: the call must find its fast plan made already."""
+        inputs = {name: wrap(aux)}
+        a, b = wrap(g), wrap(w)
+        key = _matmul._fast_key(_interop.package_of(a), a, b, 1.0, epilog, inputs, None)
+        assert key is not None  # the fast path takes it
+        assert (key[0] in _matmul._fast.plans) == fast
+        got, bgrad = split(gl.matmul(a, b, epilog=epilog, epilog_inputs=inputs))
+        assert key[0] in _matmul._fast.plans
+        full, full_bgrad = split(gl.matmul(a, b, epilog=epilog, epilog_inputs=_FullPath(inputs)))
+        np.testing.assert_array_equal(got, full)
+        want = (g.astype(np.float64) @ w.astype(np.float64)) * factor
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+        if bgrad is not None:
+            np.testing.assert_array_equal(bgrad, full_bgrad)
+            np.testing.assert_allclose(bgrad, want.sum(0), rtol=tol, atol=10 * tol)
+
+    gl.matmul_cache_clear()
+    aux1, f1 = make_aux(m)
+    aux2, f2 = make_aux(m)
+    check(rand(m, k), rand(k, n), aux1, f1, fast=False)  # plans
+    for _ in range(2):
+        check(rand(m, k), rand(k, n), aux2, f2)  # another array of the layout
+        new, f1 = make_aux(m)
+        aux1[...] = new  # new data at the same address
+        check(rand(m, k), rand(k, n), aux1, f1)
+    # Another alignment of the same layout: the same key and fast plan (a CPU plan records no
+    # alignment), the aux's address rebound.
+    aux3, f3 = make_aux(m)
+    off = _aligned(aux3, offset=aux3.itemsize)
+    check(rand(m, k), rand(k, n), off, f3)
+    for _ in range(2):
+        check(rand(m, k), rand(k, n), aux2, f2)
+        off[...], f3 = make_aux(m)
+        check(rand(m, k), rand(k, n), off, f3)
+    # One row: contiguous whatever the row stride, so another key (strides) and fast plan.
+    aux4, f4 = make_aux(1)
+    tall = _aligned(np.zeros((width, 1), aux4.dtype)).T  # strides (itemsize, itemsize)
+    tall[...] = aux4
+    check(rand(1, k), rand(k, n), aux4, f4, fast=False)
+    check(rand(1, k), rand(k, n), tall, f4, fast=False)
+    for _ in range(2):
+        aux4[...], f4 = make_aux(1)
+        check(rand(1, k), rand(k, n), aux4, f4)
+        tall[...], f5 = make_aux(1)
+        check(rand(1, k), rand(k, n), tall, f5)
+    # Layouts the epilogue refuses: refused still, with this epilogue's fast plans made.
+    wide = np.zeros((m, 2 * width), aux1.dtype)
+    with pytest.raises(gl.InvalidArgument, match="contiguous"):
+        gl.matmul(wrap(rand(m, k)), wrap(rand(k, n)), epilog=epilog,
+                  epilog_inputs={name: wrap(wide[:, ::2])})
+    other = np.float32 if aux1.dtype != np.float32 else np.float64
+    with pytest.raises(gl.InvalidArgument, match="contiguous"):
+        gl.matmul(wrap(rand(m, k)), wrap(rand(k, n)), epilog=epilog,
+                  epilog_inputs={name: wrap(_aligned(aux1.astype(other)))})
+    check(rand(m, k), rand(k, n), aux1, f1)
 
 
 @pytest.mark.gpu

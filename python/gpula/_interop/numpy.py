@@ -15,8 +15,10 @@ from .base import DEFAULT_OP, ML_NAMES, UINT_VIEW, Package, numpy_dtype
 
 # The dtypes a NumPy operand is exported in as it is (ml_dtypes' bfloat16 and float8 go as an
 # integer view, and a non-native byte order is refused); dtypes compare their byte order too.
+# uint8: the relu_aux bit mask a DRELU epilogue reads (uint8 operands a and b still get the full
+# path's DTypeError: no plan of theirs is ever cached).
 _FAST_DTYPES = frozenset(
-    np.dtype(n) for n in ("float16", "float32", "float64", "complex64", "complex128")
+    np.dtype(n) for n in ("float16", "float32", "float64", "complex64", "complex128", "uint8")
 )
 
 
@@ -24,14 +26,14 @@ class NumpyPackage(Package):
     name = "numpy"
 
     def fast_key(self, x: Any) -> tuple[Any, int] | None:
-        """(dtype, shape, strides in bytes, pointer alignment as the plan records it) and the
-        data address, for a non-empty ndarray of one of _FAST_DTYPES; None (the full export)
-        for anything else. The address is the first element's, as the array's DLPack export
-        gives it (strides may be negative)."""
+        """(dtype, shape, strides in bytes) and the data address, for a non-empty ndarray of
+        one of _FAST_DTYPES; None (the full export) for anything else. No alignment: a CPU plan
+        records none (src/matmul/cache.cpp). The address is the first element's, as the
+        array's DLPack export gives it (strides may be negative)."""
         if type(x) is not np.ndarray or x.dtype not in _FAST_DTYPES or not x.size:
             return None
-        p = x.ctypes.data
-        return (x.dtype, x.shape, x.strides, min(p & -p, 256)), p
+        return (x.dtype, x.shape, x.strides), x.ctypes.data
+
     def export(self, x: Any) -> Any:
         dt = x.dtype
         # ml_dtypes' kinds: "V" for bfloat16 and float8_e4m3fn, "f" for float8_e5m2.

@@ -55,8 +55,10 @@ class TorchPackage(Package):
         p = x.data_ptr()
         if not p or x.is_conj() or x.is_neg() or not (x.is_cuda or x.is_cpu):
             return None
-        # The pointer's alignment as the plan records it (lowest set bit, at most 256).
-        return (x.dtype, x.shape, x.stride(), x.get_device(), min(p & -p, 256)), p
+        # The pointer's alignment as the plan records it (lowest set bit, at most 256; a CPU
+        # plan records none, as src/matmul/cache.cpp).
+        align = min(p & -p, 256) if x.is_cuda else 0
+        return (x.dtype, x.shape, x.stride(), x.get_device(), align), p
 
     def device_of(self, x: Any) -> Any:
         return x.device
