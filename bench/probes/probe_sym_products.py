@@ -15,22 +15,18 @@ and reports the route against the full product, next to the FLOP bound. Reports 
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import device_time  # noqa: E402
 
 
 def timed(fn, reps: int = 20) -> float:
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[len(times) // 2]
+    """Median ms of fn() between CUDA events, after a warm-up call."""
+    return device_time(fn, reps).ms
 
 
 def lower_blocks(x: torch.Tensor, y: torch.Tensor, nb: int) -> list[torch.Tensor]:
