@@ -389,6 +389,21 @@ struct SqrtmPsdOptions : CommonOptions {
 /// scipy.linalg.sqrtm on such input. Dtypes, synchronization and errors as inv_root's.
 Tensor sqrtm_psd(const TensorView& a, const SqrtmPsdOptions& options = {}, Stream stream = {});
 
+/// Which side p stands on: a = u p (right, p (..., n, n)) or a = p u (left, p (..., m, m)).
+enum class PolarSide : uint8_t { right, left };
+struct Polar {
+  Tensor u;  // (..., m, n): orthonormal columns (m >= n) or rows (m < n)
+  Tensor p;  // Hermitian positive semidefinite
+};
+/// The polar decomposition of each (..., m, n) matrix, as scipy.linalg.polar: from the thin SVD
+/// a = W S V^H (svd, full_matrices=false, SvdMethod::automatic), u = W V^H and p = V S V^H
+/// (right) or W S W^H (left), each product one gpula::matmul, then p made exactly Hermitian,
+/// (p + p^H) / 2 (an element-wise pass; a kernel on a GPU). f32, f64, c64, c128, any strides.
+/// An SVD that did not converge always raises LinAlgError. Empty a gives u of a's shape and a
+/// zero p (an empty batch: empty results). Nothing synchronizes but that info check.
+Polar polar(const TensorView& a, PolarSide side = PolarSide::right,
+            const CommonOptions& options = {}, Stream stream = {});
+
 /// Grouped forms: a list of matrices (or batches) of different shapes, one result per item in
 /// the list's order, computed by one batched call per distinct (shape, dtype, device): the
 /// items of such a bucket are stacked (copied into one (k, ...) batch on their device) and the
@@ -409,5 +424,7 @@ std::vector<Tensor> inv_root(std::span<const TensorView> a, int p, double eps = 
                              const InvRootOptions& options = {}, Stream stream = {});
 std::vector<Tensor> sqrtm_psd(std::span<const TensorView> a, const SqrtmPsdOptions& options = {},
                               Stream stream = {});
+std::vector<Polar> polar(std::span<const TensorView> a, PolarSide side = PolarSide::right,
+                         const CommonOptions& options = {}, Stream stream = {});
 
 }  // namespace gpula::linalg

@@ -280,7 +280,7 @@ void def_linalg_svd(nb::module_& m) {
 
 }  // namespace
 
-// ---- linalg_orthogonalize, linalg_inv_root, linalg_sqrtm_psd (matrix functions) ----
+// ---- linalg_orthogonalize, linalg_inv_root, linalg_sqrtm_psd, linalg_polar (matrix functions)
 
 // An operation's options from the ones every linalg binding takes (device, fallback).
 template <class O>
@@ -344,6 +344,25 @@ void def_linalg_matrix_functions(nb::module_& m) {
       nb::arg("a"), nb::arg("clip"), nb::arg("device") = nb::none(),
       nb::arg("fallback_cpu") = false, nb::arg("framework") = 0, nb::arg("stream") = 0,
       "gpula::linalg::sqrtm_psd: a^(1/2) by eigh.");
+  m.def(
+      "linalg_polar",
+      [](nb::handle a, const string& side, optional<string> device, bool fallback_cpu, int fw,
+         uintptr_t stream) {
+        constexpr const char* op = "linalg.polar";
+        if (side != "right" && side != "left")
+          throw InvalidArgument("[linalg.polar] side must be 'right' or 'left', got '" + side +
+                                "'");
+        const linalg::PolarSide sd =
+            side == "right" ? linalg::PolarSide::right : linalg::PolarSide::left;
+        const TensorView av = to_view(a, op, "a");
+        const auto o = with_common<CommonOptions>(linalg_options(true, device, fallback_cpu, op));
+        const linalg::Polar r =
+            without_gil([&] { return linalg::polar(av, sd, o, stream_of(av, stream)); });
+        return nb::make_tuple(wrap(r.u, fw), wrap(r.p, fw));
+      },
+      nb::arg("a"), nb::arg("side") = "right", nb::arg("device") = nb::none(),
+      nb::arg("fallback_cpu") = false, nb::arg("framework") = 0, nb::arg("stream") = 0,
+      "gpula::linalg::polar: (u, p) from the thin SVD.");
 }
 
 void init_linalg(nb::module_& m) {

@@ -1,7 +1,7 @@
 // Grouped calls: a list of matrices of different shapes through one batched call per distinct
 // (shape, dtype, device), results back in the list's order; the rules of
 // python/gpula/linalg/_grouped.py (grouped), in C++: eigh, cholesky, orthogonalize, inv_root,
-// sqrtm_psd.
+// sqrtm_psd, polar.
 #include <gpula/linalg.h>
 
 #include <cstddef>
@@ -38,6 +38,7 @@ Factor item_of(const Factor& f, int64_t j) { return {item_of(f.value, j), item_o
 Eigh item_of(const Eigh& e, int64_t j) {
   return {item_of(e.w, j), item_of(e.v, j), item_of(e.info, j)};
 }
+Polar item_of(const Polar& r, int64_t j) { return {item_of(r.u, j), item_of(r.p, j)}; }
 
 // The items of one bucket stacked into a (k, ...) batch on their device.
 Tensor stack(std::span<const TensorView> items, const std::vector<std::size_t>& idx,
@@ -164,6 +165,12 @@ std::vector<Tensor> sqrtm_psd(std::span<const TensorView> a, const SqrtmPsdOptio
                               Stream stream) {
   return grouped<Tensor>("linalg.sqrtm_psd", "a", a, stream,
                          [&](const TensorView& v) { return sqrtm_psd(v, options, stream); });
+}
+
+std::vector<Polar> polar(std::span<const TensorView> a, PolarSide side,
+                         const CommonOptions& options, Stream stream) {
+  return grouped<Polar>("linalg.polar", "a", a, stream,
+                        [&](const TensorView& v) { return polar(v, side, options, stream); });
 }
 
 }  // namespace gpula::linalg

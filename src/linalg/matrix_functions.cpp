@@ -1,7 +1,8 @@
 // Matrix functions for second-order optimizers (issue 20): orthogonalize (Muon's Newton-Schulz
-// iteration) and the roots of symmetric positive (semi)definite matrices, inv_root and
-// sqrtm_psd (Shampoo's preconditioners, by eigh). Compositions of the library's own fronts
-// (gpula::matmul, linalg::eigh) and the element-wise passes of matrix_functions_backend.h, all
+// iteration), the roots of symmetric positive (semi)definite matrices, inv_root and
+// sqrtm_psd (Shampoo's preconditioners, by eigh), and the exact polar decomposition (polar, by
+// svd). Compositions of the library's own fronts (gpula::matmul, linalg::eigh, linalg::svd)
+// and the element-wise passes of matrix_functions_backend.h, all
 // where the work runs (LinalgExec: options.device, the CPU fallback on OutOfMemory).
 #include <gpula/linalg.h>
 #include <gpula/matmul.h>
@@ -27,6 +28,7 @@ using detail::product;
 using detail::run_linalg;
 using detail::throw_error;
 using detail::transposed;
+using detail::with;
 
 namespace {
 
@@ -215,7 +217,7 @@ Tensor matrix_root(const Root& s, const TensorView& a, const CommonOptions& opti
     });
     const Tensor f = on_exec(x, wh.view(), false);
     const Tensor scaled = x.empty(a.shape, a.dtype);
-    backend_of(x).scale_columns(detail::SquareBatch{e.v.data(), a.dtype, n, count}, f.data(), true,
+    backend_of(x).scale_columns(DenseBatch{e.v.data(), a.dtype, n, n, count}, f.data(), true,
                                 scaled.data(), x.call());
     return x.result(product_of(x, e.v.view(), transposed(scaled.view())));
   }));
@@ -297,6 +299,50 @@ Tensor inv_root(const TensorView& a, int p, double eps, const InvRootOptions& op
 
 Tensor sqrtm_psd(const TensorView& a, const SqrtmPsdOptions& options, Stream stream) {
   return matrix_root(Root{"linalg.sqrtm_psd", 0, 0.0, options.clip}, a, options, stream);
+}
+
+Polar polar(const TensorView& a, PolarSide side, const CommonOptions& options, Stream stream) {
+  const char* op = "linalg.polar";
+  detail::check_view(op, "a", a);
+  detail::check_float(op, "a", a);
+  if (a.ndim() < 2)
+    throw_error<InvalidArgument>(op, "a must be a matrix (..., m, n), got shape ", a.shape_str());
+  if (side != PolarSide::right && side != PolarSide::left)
+    throw_error<InvalidArgument>(op, "side must be PolarSide::right or PolarSide::left, got ",
+                                 static_cast<int>(side));
+  const LinalgOptions lo = linalg_options(options);
+  return run_linalg(op, "a", a.device, lo, stream, as_op(op, [&](LinalgExec& x) {
+    const int64_t m = a.shape[a.shape.size() - 2], n = a.shape[a.shape.size() - 1];
+    const bool right = side == PolarSide::right;
+    const int64_t order = right ? n : m;  // p's
+    const Shape batch = detail::batch_of(a, 2);
+    const Shape p_shape = with(batch, {order, order});
+    // Empty a: u of a's shape, p zero (the thin SVD has no singular triplets).
+    if (a.numel() == 0)
+      return Polar{x.result(x.empty(a.shape, a.dtype)), x.filled(p_shape, a.dtype, 0.0)};
+    const int64_t count = product(batch), k = std::min(m, n);
+    LinalgOptions so = lo;  // svd where the work runs; its failure is checked here
+    so.device.reset();
+    so.fallback = Fallback::none;
+    so.blocking = false;
+    so.check_info = false;
+    const Tensor on = on_exec(x, a, false);
+    const Svd d = svd(on.view(), false, true, SvdMethod::automatic, so, x.call().stream);
+    x.check(d.info, detail::Failure::svd_not_converged);
+    const Tensor u = product_of(x, d.u.view(), d.vh.view());  // W V^H
+    const Tensor s = on_exec(x, d.s.view(), true);
+    // right: p = (V S) V^H, V S = conj(vh^T) diag(s); left: p = W (conj(W) diag(s))^T = W S W^H.
+    const Tensor v = on_exec(x, right ? transposed(d.vh.view()) : d.u.view(), true);
+    const Tensor scaled = x.empty(v.shape(), a.dtype);
+    const auto& be = backend_of(x);
+    be.scale_columns(DenseBatch{v.data(), a.dtype, order, k, count}, s.data(), true, scaled.data(),
+                     x.call());
+    Tensor p = right ? product_of(x, scaled.view(), d.vh.view())
+                     : product_of(x, v.view(), transposed(scaled.view()));
+    if (!p.view().is_contiguous()) p = on_exec(x, p.view(), true);  // a copy: p stays alive
+    be.hermitian_part(detail::SquareBatch{p.data(), a.dtype, order, count}, x.call());
+    return Polar{x.result(u), x.result(p)};
+  }));
 }
 
 }  // namespace gpula::linalg

@@ -1,7 +1,8 @@
 #pragma once
-// What the matrix-function front (matrix_functions.cpp: orthogonalize, inv_root, sqrtm_psd)
-// asks of a backend beyond matmul and eigh, on the batches of batch.h: the element-wise passes
-// around those calls. Every pointer is on the device the backend runs on; items are contiguous.
+// What the matrix-function front (matrix_functions.cpp: orthogonalize, inv_root, sqrtm_psd,
+// polar) asks of a backend beyond matmul, eigh and svd, on the batches of batch.h: the
+// element-wise passes around those calls. Every pointer is on the device the backend runs on;
+// items are contiguous.
 #include "linalg/batch.h"
 
 namespace gpula::detail {
@@ -19,11 +20,15 @@ class MatrixFunctionsBackend {
   // y = x element by element, rounded to y.dtype; dtypes and sizes as frobenius_normalize's.
   virtual void convert(const DenseBatch& x, const DenseBatch& y, const LinalgCall& c) const = 0;
   // out = conj(v) diag(f) (v diag(f) without `conj`; real v ignores it) for each of the
-  // v.count items of v, read row-major here (element (i, j) of item b at b*n*n + i*n + j, as the
-  // eigh front returns its eigenvectors; batch.h's column-major reading scales rows instead):
-  // out[b, i, j] = conj(v[b, i, j]) * f[b * n + j], f holding v.count * n reals of v's real type.
-  virtual void scale_columns(const SquareBatch& v, const void* f, bool conj, void* out,
+  // v.count rows x cols items of v, read row-major here (element (i, j) of item b at
+  // (b * rows + i) * cols + j, as the eigh and svd fronts return their vectors; batch.h's
+  // column-major reading scales rows instead): out[b, i, j] = conj(v[b, i, j]) * f[b * cols + j],
+  // f holding v.count * cols reals of v's real type.
+  virtual void scale_columns(const DenseBatch& v, const void* f, bool conj, void* out,
                              const LinalgCall& c) const = 0;
+  // p = (p + p^H) / 2 in place for each n x n item of p (either reading: the result is
+  // exactly Hermitian, its diagonal real; real p becomes exactly symmetric).
+  virtual void hermitian_part(const SquareBatch& p, const LinalgCall& c) const = 0;
 };
 
 namespace cpu {

@@ -9,20 +9,17 @@ from typing import Any
 import numpy as np
 
 from .. import _gpula, _interop
-from .._matmul import matmul
 from ..errors import DTypeError, InvalidArgument
-from ._grouped import grouped, is_group, named_errors
+from ._grouped import grouped, is_group
 from ._operands import (
     INTEGER,
     Call,
-    adj,
     as_array,
     astype,
     check_finite_flag,
     dtype_of,
     operands_of,
 )
-from ._svd import svd
 
 MUON_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 _NS_DTYPES = ("bfloat16", "float16", "float32", "float64")
@@ -122,7 +119,9 @@ def polar(a: Any, side: str = "right", *, check_finite: bool = True) -> tuple[An
     p)`` with ``a = u p`` (``side="right"``, p (n, n) Hermitian positive semidefinite) or ``a =
     p u`` (``side="left"``, p (m, m)); u has orthonormal columns (m >= n) or rows (m < n).
     Computed from the thin SVD ``a = W S V^H``: ``u = W V^H``, ``p = V S V^H`` (right) or ``W S
-    W^H`` (left). ``a`` may be a list of matrices: a list of pairs comes back.
+    W^H`` (left), each product one gpula matmul, p then made exactly Hermitian, ``(p + p^H) /
+    2`` (C++ ``gpula::linalg::polar``). ``a`` may be a list of matrices: a list of pairs comes
+    back.
 
     Example:
         >>> import numpy as np, gpula as gl
@@ -143,14 +142,10 @@ def polar(a: Any, side: str = "right", *, check_finite: bool = True) -> tuple[An
     if len(a.shape) < 2:
         raise InvalidArgument(f"[linalg.polar] a must be a matrix (..., m, n), got shape "
                               f"{tuple(a.shape)}")
-    with named_errors("linalg.polar", "a"):
-        w, s, vh = svd(a, full_matrices=False, check_finite=False)
-        u = matmul(w, vh)
-        if side == "right":
-            p = matmul(adj(vh) * s[..., None, :], vh)
-        else:
-            p = matmul(w * s[..., None, :], adj(w))
-        p = (p + adj(p)) * 0.5  # exactly Hermitian
+    call = Call("polar", a, True, None, None, None)
+    kw = dict(call.kwargs)
+    del kw["check_info"]
+    u, p = _gpula.linalg_polar(call.pkg.export(a), side, **kw)
     return u, p
 
 

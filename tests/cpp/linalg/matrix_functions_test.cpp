@@ -3,7 +3,8 @@
 // layouts, wide and tall matrices), the exact polar factor from the library's float64 eigh
 // (a convergent iteration gives U^T U = I), R^p (A + eps I) = I for inv_root and S S = A for
 // sqrtm_psd; the NotPositiveDefinite rule of python/gpula/linalg/_roots.py, empty input and
-// argument errors.
+// argument errors; polar (u p = a, u's orthonormality, p Hermitian positive semidefinite and
+// equal to V S V^H from the library's complex128 svd), both sides, batched, grouped.
 #include <gpula/gpula.h>
 #include <gpula/linalg.h>
 #include <gtest/gtest.h>
@@ -355,6 +356,134 @@ TEST(LinalgRootsCpu, EmptyInputAndArgumentErrors) {
   HostTensor h = make_host({3, 3}, DType::f16);
   EXPECT_THROW(la::inv_root(h.view, 2), DTypeError);
   EXPECT_THROW(la::sqrtm_psd(h.view), DTypeError);
+}
+
+// ---- polar -----------------------------------------------------------------------------------
+
+class LinalgPolarCpu : public ::testing::TestWithParam<DType> {};
+
+TEST_P(LinalgPolarCpu, UTimesPIsAWithOrthonormalUAndHermitianPsdP) {
+  const DType t = GetParam();
+  // Entries O(1), min(m, n) <= 9: f64 and c128 to 1e-12, f32 and c64 to 1e-4.
+  const double tol = t == DType::f64 || t == DType::c128 ? 1e-12 : 1e-4;
+  uint64_t seed = 1;
+  for (const la::PolarSide side : {la::PolarSide::right, la::PolarSide::left})
+    for (const Shape& batch : {Shape{}, Shape{3}, Shape{2, 2}})
+      for (const auto& [m, n] : Sizes{{7, 4}, {4, 7}, {5, 5}, {1, 3}, {9, 1}}) {
+        HostTensor a =
+            random_matrix(with(batch, {m, n}), t, seed, seed % 2 ? Layout::row : Layout::col);
+        ++seed;
+        const Snapshot before(a);
+        const la::Polar r = la::polar(a.view, side);
+        const int64_t o = side == la::PolarSide::right ? n : m;
+        ASSERT_EQ(r.u.shape(), a.view.shape);
+        ASSERT_EQ(r.p.shape(), with(batch, {o, o}));
+        EXPECT_EQ(r.u.dtype(), t);
+        EXPECT_EQ(r.p.dtype(), t);
+        const mf_test::PolarErrors e = mf_test::polar_errors(a.view, r.u.view(), r.p.view(), side);
+        const std::string where = std::string(side == la::PolarSide::right ? "right " : "left ") +
+                                  std::to_string(m) + " x " + std::to_string(n);
+        EXPECT_LE(e.product, tol) << where;
+        EXPECT_LE(e.ortho, tol) << where;
+        EXPECT_EQ(e.herm, 0.0) << where;  // exactly Hermitian
+        EXPECT_LE(e.ref, tol) << where;
+        EXPECT_GE(e.min_eig, -tol) << where;
+        EXPECT_TRUE(before.same(a));
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, LinalgPolarCpu,
+                         ::testing::Values(DType::f32, DType::f64, DType::c64, DType::c128),
+                         [](const auto& info) { return std::string(name(info.param)); });
+
+TEST(LinalgPolarCpu, KnownFactorsAndRankDeficientInput) {
+  // [[0, 2], [1, 0]] = [[0, 1], [1, 0]] diag(1, 2): the docstring example of gl.linalg.polar,
+  // exact.
+  HostTensor a = make_host({2, 2}, DType::f64);
+  a.set({0, 1}, 2.0);
+  a.set({1, 0}, 1.0);
+  const la::Polar r = la::polar(a.view);
+  const double u_want[4] = {0, 1, 1, 0}, p_want[4] = {1, 0, 0, 2};
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(at(r.u.view(), {i / 2, i % 2}).real(), u_want[i]) << i;
+    EXPECT_EQ(at(r.p.view(), {i / 2, i % 2}).real(), p_want[i]) << i;
+  }
+  // Left: a = p u with p = diag(2, 1).
+  const la::Polar l = la::polar(a.view, la::PolarSide::left);
+  EXPECT_EQ(at(l.p.view(), {0, 0}).real(), 2.0);
+  EXPECT_EQ(at(l.p.view(), {1, 1}).real(), 1.0);
+  EXPECT_EQ(at(l.p.view(), {0, 1}).real(), 0.0);
+  // Rank 1 (6 x 4, every column equal): u p = a, u still has orthonormal columns, p PSD.
+  HostTensor z = make_host({6, 4}, DType::f64);
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 4; ++j) z.set({i, j}, 1.0 + 0.5 * static_cast<double>(i));
+  for (const la::PolarSide side : {la::PolarSide::right, la::PolarSide::left}) {
+    const la::Polar zp = la::polar(z.view, side);
+    const mf_test::PolarErrors e = mf_test::polar_errors(z.view, zp.u.view(), zp.p.view(), side);
+    EXPECT_LE(e.product, 1e-12);
+    EXPECT_LE(e.ortho, 1e-12);
+    EXPECT_LE(e.ref, 1e-12);
+    EXPECT_GE(e.min_eig, -1e-12);
+  }
+  // A zero matrix: u orthonormal, p zero.
+  HostTensor zero = make_host({3, 2}, DType::f32);
+  const la::Polar zr = la::polar(zero.view);
+  EXPECT_EQ(mf_test::max_diff(zr.p.view(), make_host({2, 2}, DType::f32).view), 0.0);
+  EXPECT_LE(mf_test::polar_errors(zero.view, zr.u.view(), zr.p.view(), la::PolarSide::right).ortho,
+            1e-6);
+}
+
+TEST(LinalgPolarCpu, EmptyShapesAsPythonGaveThem) {
+  // u has a's shape; p is (..., n, n) (right) or (..., m, m) (left), zero.
+  for (const auto& [shape, right_p, left_p] :
+       std::vector<std::tuple<Shape, Shape, Shape>>{{{0, 3}, {3, 3}, {0, 0}},
+                                                    {{3, 0}, {0, 0}, {3, 3}},
+                                                    {{0, 0}, {0, 0}, {0, 0}},
+                                                    {{2, 0, 3}, {2, 3, 3}, {2, 0, 0}},
+                                                    {{0, 4, 2}, {0, 2, 2}, {0, 4, 4}}}) {
+    HostTensor e = make_host(shape, DType::c64);
+    for (const la::PolarSide side : {la::PolarSide::right, la::PolarSide::left}) {
+      const la::Polar r = la::polar(e.view, side);
+      const Shape& want = side == la::PolarSide::right ? right_p : left_p;
+      EXPECT_EQ(r.u.shape(), shape);
+      EXPECT_EQ(r.u.dtype(), DType::c64);
+      ASSERT_EQ(r.p.shape(), want);
+      EXPECT_EQ(r.p.dtype(), DType::c64);
+      EXPECT_EQ(mf_test::max_diff(r.p.view(), make_host(want, DType::c64).view), 0.0);
+    }
+  }
+}
+
+TEST(LinalgPolarCpu, GroupedFormAndArgumentErrors) {
+  std::vector<HostTensor> items;
+  items.push_back(random_matrix({4, 3}, DType::f64, 1));
+  items.push_back(random_matrix({6, 6}, DType::f64, 2));
+  items.push_back(random_matrix({4, 3}, DType::f64, 3));
+  std::vector<TensorView> views;
+  for (const auto& h : items) views.push_back(h.view);
+  const std::vector<la::Polar> r = la::polar(views, la::PolarSide::left);
+  ASSERT_EQ(r.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const la::Polar one = la::polar(views[i], la::PolarSide::left);
+    EXPECT_LE(mf_test::max_diff(r[i].u.view(), one.u.view()), 1e-13) << i;
+    EXPECT_LE(mf_test::max_diff(r[i].p.view(), one.p.view()), 1e-13) << i;
+  }
+  HostTensor v = make_host({3}, DType::f64);
+  EXPECT_EQ(msg_of([&] { la::polar(v.view); }),
+            "[linalg.polar] a must be a matrix (..., m, n), got shape (3,)");
+  HostTensor h = make_host({3, 3}, DType::f16);
+  EXPECT_THROW(la::polar(h.view), DTypeError);
+  HostTensor i32 = make_host({3, 3}, DType::i32);
+  EXPECT_THROW(la::polar(i32.view), DTypeError);
+  EXPECT_THROW(la::polar(items[0].view, static_cast<la::PolarSide>(7)), InvalidArgument);
+  std::vector<TensorView> bad{items[0].view, v.view};
+  EXPECT_EQ(msg_of([&] { la::polar(bad); }),
+            "[linalg.polar] a[1] must be a matrix (..., m, n), got shape (3,)");
+  if (!cuda_compiled()) {
+    CommonOptions o;
+    o.device = Device::cuda(0);
+    EXPECT_THROW(la::polar(items[0].view, la::PolarSide::right, o), NotCompiled);
+  }
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 #pragma once
-// Helpers of the matrix-function tests (CPU and CUDA: orthogonalize, inv_root, sqrtm_psd and the
-// grouped forms): complex128 matrix arithmetic, the Newton-Schulz iteration of linalg.h in
-// float64, and residuals of the roots.
+// Helpers of the matrix-function tests (CPU and CUDA: orthogonalize, inv_root, sqrtm_psd, polar
+// and the grouped forms): complex128 matrix arithmetic, the Newton-Schulz iteration of linalg.h
+// in float64, residuals of the roots and of the polar decomposition.
 #include <gpula/linalg.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <vector>
@@ -141,6 +142,53 @@ inline double sqrtm_error(const TensorView& a, const TensorView& sq) {
 inline double hermitian_error(const TensorView& r) {
   const int64_t n = r.shape.back();
   return max_error(r, [&](const Shape& s) { return transpose(matrix_of(r, s), n, n, true); });
+}
+
+// Over the batch of a: |u p - a| (|p u - a|, left), |u^H u - I| (|u u^H - I| where m < n),
+// |p - p^H|, p's smallest eigenvalue (from the library's eigh) and |p - V S V^H| (W S W^H,
+// left), the reference from the library's svd of the item in complex128.
+struct PolarErrors {
+  double product = 0.0, ortho = 0.0, herm = 0.0, ref = 0.0, min_eig = INFINITY;
+};
+inline PolarErrors polar_errors(const TensorView& a, const TensorView& u_t, const TensorView& p_t,
+                                gpula::linalg::PolarSide side) {
+  namespace la = gpula::linalg;
+  using core_test::at;
+  using core_test::HostTensor;
+  using core_test::make_host;
+  const int64_t m = a.shape[a.shape.size() - 2], n = a.shape.back(), k = std::min(m, n);
+  const bool right = side == la::PolarSide::right;
+  const int64_t o = right ? n : m;
+  PolarErrors e;
+  core_test::for_each_index(Shape(a.shape.begin(), a.shape.end() - 2), [&](const Shape& s) {
+    const Mat am = matrix_of(a, s);
+    const Mat u = matrix_of(u_t, s);
+    const Mat p = matrix_of(p_t, s);
+    const Mat up = right ? mul(u, p, m, n, n) : mul(p, u, m, m, n);
+    e.product = std::max(e.product, max_abs_diff(up, am));
+    const Mat uh = transpose(u, m, n, true);
+    const Mat g = m >= n ? mul(uh, u, n, m, n) : mul(u, uh, m, n, m);
+    e.ortho = std::max(e.ortho, max_abs_diff(g, identity(k)));
+    e.herm = std::max(e.herm, max_abs_diff(p, transpose(p, o, o, true)));
+    HostTensor h = make_host({m, n}, gpula::DType::c128);
+    HostTensor ph = make_host({o, o}, gpula::DType::c128);
+    for (int64_t i = 0; i < m * n; ++i) h.set({i / n, i % n}, am[i]);
+    for (int64_t i = 0; i < o * o; ++i) ph.set({i / o, i % o}, p[i]);
+    const la::Eigh pe = la::eigh(ph.view, true, true);
+    if (o > 0) e.min_eig = std::min(e.min_eig, at(pe.w.view(), {0}).real());
+    const la::Svd d = la::svd(h.view, false);
+    Mat ref(o * o);
+    for (int64_t i = 0; i < o; ++i)
+      for (int64_t j = 0; j < o; ++j)
+        for (int64_t l = 0; l < k; ++l) {
+          const double sl = at(d.s.view(), {l}).real();
+          ref[i * o + j] += right
+                                ? std::conj(at(d.vh.view(), {l, i})) * sl * at(d.vh.view(), {l, j})
+                                : at(d.u.view(), {i, l}) * sl * std::conj(at(d.u.view(), {j, l}));
+        }
+    e.ref = std::max(e.ref, max_abs_diff(p, ref));
+  });
+  return e;
 }
 
 }  // namespace mf_test

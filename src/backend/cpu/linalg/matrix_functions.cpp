@@ -63,20 +63,41 @@ class CpuMatrixFunctions final : public MatrixFunctionsBackend {
     for (int64_t i = 0; i < n; ++i) store(y.dtype, y.data, i, load(x.dtype, x.data, i));
   }
 
-  void scale_columns(const SquareBatch& v, const void* f, bool conj, void* out,
+  void scale_columns(const DenseBatch& v, const void* f, bool conj, void* out,
                      const LinalgCall&) const override {
     visit_float(v.dtype, [&](auto zero) {
       using T = decltype(zero);
       const T* src = static_cast<const T*>(v.data);
       const auto* fr = static_cast<const real_t<T>*>(f);
       T* dst = static_cast<T*>(out);
-      const int64_t n = v.n;
+      const int64_t rows = v.rows, cols = v.cols;
       for (int64_t b = 0; b < v.count; ++b)
-        for (int64_t i = 0; i < n; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            const int64_t k = (b * n + i) * n + j;
-            dst[k] = conj_if(src[k], conj) * fr[b * n + j];
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            const int64_t k = (b * rows + i) * cols + j;
+            dst[k] = conj_if(src[k], conj) * fr[b * cols + j];
           }
+    });
+  }
+
+  void hermitian_part(const SquareBatch& p, const LinalgCall&) const override {
+    visit_float(p.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      using R = real_t<T>;
+      T* a = static_cast<T*>(p.data);
+      const int64_t n = p.n;
+      const R half = R(0.5);
+      for (int64_t b = 0; b < p.count; ++b) {
+        T* m = a + b * n * n;
+        for (int64_t i = 0; i < n; ++i) {
+          m[i * n + i] = (m[i * n + i] + conj_if(m[i * n + i], true)) * half;
+          for (int64_t j = i + 1; j < n; ++j) {
+            const T h = (m[i * n + j] + conj_if(m[j * n + i], true)) * half;
+            m[i * n + j] = h;
+            m[j * n + i] = conj_if(h, true);
+          }
+        }
+      }
     });
   }
 };

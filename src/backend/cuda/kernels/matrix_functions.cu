@@ -70,11 +70,23 @@ __global__ void scale_convert_kernel(const void* x, RealKind xk, void* y, RealKi
 }
 
 template <class T>
-__global__ void scale_columns_kernel(const T* v, const real_t<T>* f, int64_t n, int64_t total,
-                                     bool conj, T* out) {
+__global__ void scale_columns_kernel(const T* v, const real_t<T>* f, int64_t rows, int64_t cols,
+                                     int64_t total, bool conj, T* out) {
   GPULA_GRID_LOOP(e, total) {
     const T x = conj ? conj_of(v[e]) : v[e];
-    out[e] = x * f[e / (n * n) * n + e % n];
+    out[e] = x * f[e / (rows * cols) * cols + e % cols];
+  }
+}
+
+template <class T>
+__global__ void hermitian_part_kernel(T* p, int64_t n, int64_t total) {
+  GPULA_GRID_LOOP(e, total) {
+    const int64_t r = e % (n * n), i = r / n, j = r % n;
+    if (j < i) continue;
+    T* m = p + (e - r);
+    const T h = (m[i * n + j] + conj_of(m[j * n + i])) * real_t<T>(0.5);
+    m[i * n + j] = h;
+    if (j != i) m[j * n + i] = conj_of(h);
   }
 }
 
@@ -99,15 +111,28 @@ cudaError_t launch_scale_convert(const void* x, RealKind x_kind, void* y, RealKi
   return cudaGetLastError();
 }
 
-cudaError_t launch_scale_columns(const void* v, ElemType t, const void* f, int64_t n, int64_t count,
-                                 bool conj, void* out, cudaStream_t stream) {
-  const int64_t total = count * n * n;
+cudaError_t launch_scale_columns(const void* v, ElemType t, const void* f, int64_t rows,
+                                 int64_t cols, int64_t count, bool conj, void* out,
+                                 cudaStream_t stream) {
+  const int64_t total = count * rows * cols;
   if (total == 0) return cudaSuccess;
   return with_type(t, [&](auto zero) {
     using T = decltype(zero);
     scale_columns_kernel<T><<<grid_blocks(total, kThreads), kThreads, 0, stream>>>(
-        static_cast<const T*>(v), static_cast<const real_t<T>*>(f), n, total, conj,
+        static_cast<const T*>(v), static_cast<const real_t<T>*>(f), rows, cols, total, conj,
         static_cast<T*>(out));
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t launch_hermitian_part(void* p, ElemType t, int64_t n, int64_t count,
+                                  cudaStream_t stream) {
+  const int64_t total = count * n * n;
+  if (total == 0) return cudaSuccess;
+  return with_type(t, [&](auto zero) {
+    using T = decltype(zero);
+    hermitian_part_kernel<T>
+        <<<grid_blocks(total, kThreads), kThreads, 0, stream>>>(static_cast<T*>(p), n, total);
     return cudaGetLastError();
   });
 }

@@ -22,9 +22,14 @@ cudaError_t launch_sum_squares(const void* x, RealKind kind, int64_t count, int6
 cudaError_t launch_scale_convert(const void* x, RealKind x_kind, void* y, RealKind y_kind,
                                  int64_t count, int64_t size, const double* sums, double eps,
                                  cudaStream_t stream);
-// out[b, i, j] = conj(v[b, i, j]) (without `conj`: v[b, i, j]) * f[b * n + j] for `count`
-// row-major n x n items; f holds reals of t's real type.
-cudaError_t launch_scale_columns(const void* v, ElemType t, const void* f, int64_t n, int64_t count,
-                                 bool conj, void* out, cudaStream_t stream);
+// out[b, i, j] = conj(v[b, i, j]) (without `conj`: v[b, i, j]) * f[b * cols + j] for `count`
+// row-major rows x cols items; f holds reals of t's real type.
+cudaError_t launch_scale_columns(const void* v, ElemType t, const void* f, int64_t rows,
+                                 int64_t cols, int64_t count, bool conj, void* out,
+                                 cudaStream_t stream);
+// p = (p + p^H) / 2 in place for `count` n x n items (one thread per element of the upper
+// triangle writes it and its mirror).
+cudaError_t launch_hermitian_part(void* p, ElemType t, int64_t n, int64_t count,
+                                  cudaStream_t stream);
 
 }  // namespace gpula::detail::cuda

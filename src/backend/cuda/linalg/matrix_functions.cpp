@@ -40,10 +40,14 @@ class CudaMatrixFunctions final : public MatrixFunctionsBackend {
                                            x.count, x.rows * x.cols, nullptr, 0.0, raw(c)));
   }
 
-  void scale_columns(const SquareBatch& v, const void* f, bool conj, void* out,
+  void scale_columns(const DenseBatch& v, const void* f, bool conj, void* out,
                      const LinalgCall& c) const override {
-    GPULA_CHECK(
-        c.op, launch_scale_columns(v.data, elem_type(v.dtype), f, v.n, v.count, conj, out, raw(c)));
+    GPULA_CHECK(c.op, launch_scale_columns(v.data, elem_type(v.dtype), f, v.rows, v.cols, v.count,
+                                           conj, out, raw(c)));
+  }
+
+  void hermitian_part(const SquareBatch& p, const LinalgCall& c) const override {
+    GPULA_CHECK(c.op, launch_hermitian_part(p.data, elem_type(p.dtype), p.n, p.count, raw(c)));
   }
 };
 

@@ -2,7 +2,9 @@
 // on device memory: the Newton-Schulz iteration against its float64 reference (bf16 by default,
 // f32 and f64 on request; the normalisation kernel over several blocks per matrix and more
 // matrices than a grid's y dimension), the roots by their residuals and against the CPU
-// backend, the NotPositiveDefinite rule, host data run on the GPU, grouped calls on device items.
+// backend, the NotPositiveDefinite rule, host data run on the GPU, grouped calls on device items;
+// polar (both sides, batched, every dtype) by its residuals and against the CPU backend, the
+// Hermitian-part kernel over more elements than one grid pass, empty input.
 //
 // Built only with CUDA; run by scripts/gpu_check.sh on the lent GPU.
 #include <cuda_runtime.h>
@@ -207,6 +209,72 @@ TEST_F(CudaMatrixFunctions, GroupedCallsEqualPerItemCalls) {
     EXPECT_LE(diff(r[i], la::inv_root(views[i], 4)), 1e-4) << "item " << i;
     EXPECT_LE(diff(u[i], la::orthogonalize(views[i], f32)), 1e-4) << "item " << i;
   }
+}
+
+class CudaPolar : public linalg_cuda_test::GpuDTypeTest {};
+
+TEST_P(CudaPolar, ResidualsAndTheCpuBackendAgree) {
+  const DType t = GetParam();
+  const bool dbl = t == DType::f64 || t == DType::c128;
+  uint64_t seed = 1;
+  for (const la::PolarSide side : {la::PolarSide::right, la::PolarSide::left})
+    for (const Shape& batch : {Shape{}, Shape{5}})
+      for (const auto& [m, n] : Sizes{{40, 24}, {24, 40}, {33, 33}, {1, 6}}) {
+        HostTensor a =
+            random_matrix(with(batch, {m, n}), t, seed, seed % 2 ? Layout::row : Layout::col);
+        ++seed;
+        const DeviceTensor d = to_device(a);
+        const la::Polar r = la::polar(d.view, side);
+        ASSERT_TRUE(r.u.device().is_cuda());
+        ASSERT_TRUE(r.p.device().is_cuda());
+        const HostTensor u = host_of(r.u), p = host_of(r.p);
+        const mf_test::PolarErrors e = mf_test::polar_errors(a.view, u.view, p.view, side);
+        const double tol = dbl ? 1e-11 : 2e-4;
+        const std::string where = std::string(side == la::PolarSide::right ? "right " : "left ") +
+                                  std::to_string(m) + " x " + std::to_string(n);
+        EXPECT_LE(e.product, tol) << where;
+        EXPECT_LE(e.ortho, tol) << where;
+        EXPECT_EQ(e.herm, 0.0) << where;
+        EXPECT_LE(e.ref, tol) << where;
+        EXPECT_GE(e.min_eig, -tol) << where;
+        const la::Polar c = la::polar(a.view, side);
+        EXPECT_LE(mf_test::max_diff(p.view, c.p.view()), tol) << where;
+        EXPECT_TRUE(unchanged(d, a));
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, CudaPolar,
+                         ::testing::Values(DType::f32, DType::f64, DType::c64, DType::c128),
+                         [](const auto& info) { return std::string(name(info.param)); });
+
+TEST_F(CudaMatrixFunctions, PolarOfManyMatricesEmptyInputAndHostData) {
+  // 3000 matrices of 4 x 3 (the batched SVD; the Hermitian-part kernel over 27000 elements).
+  HostTensor a = random_matrix({3000, 4, 3}, DType::f64, 3);
+  const DeviceTensor d = to_device(a);
+  const la::Polar r = la::polar(d.view);
+  const HostTensor u = host_of(r.u), p = host_of(r.p);
+  const mf_test::PolarErrors e =
+      mf_test::polar_errors(a.view, u.view, p.view, la::PolarSide::right);
+  EXPECT_LE(e.product, 1e-11);
+  EXPECT_EQ(e.herm, 0.0);
+  for (const Shape& shape : {Shape{0, 3}, Shape{2, 0, 3}, Shape{0, 4, 4}}) {
+    HostTensor h = make_host(shape, DType::f32);
+    const DeviceTensor z = to_device(h);
+    const la::Polar zr = la::polar(z.view);
+    EXPECT_EQ(zr.u.shape(), shape);
+    EXPECT_EQ(zr.p.shape(),
+              with(Shape(shape.begin(), shape.end() - 2), {shape.back(), shape.back()}));
+    EXPECT_EQ(mf_test::max_diff(host_of(zr.p).view, make_host(zr.p.shape(), DType::f32).view), 0.0);
+  }
+  HostTensor b = random_matrix({3, 12, 7}, DType::c128, 4);
+  CommonOptions o;
+  o.device = Device::cuda(0);
+  const la::Polar hr = la::polar(b.view, la::PolarSide::left, o);
+  ASSERT_FALSE(hr.u.device().is_cuda());
+  const mf_test::PolarErrors he =
+      mf_test::polar_errors(b.view, hr.u.view(), hr.p.view(), la::PolarSide::left);
+  EXPECT_LE(he.product, 1e-11);
+  EXPECT_LE(he.ortho, 1e-11);
 }
 
 }  // namespace
