@@ -342,9 +342,10 @@ struct OrthogonalizeOptions : CommonOptions {
   std::optional<DType> dtype = DType::bf16;
   /// Added to each matrix's Frobenius norm before the division (finite, >= 0).
   double eps = 1e-7;
-  /// X X^T and A A (symmetric) as the blocks of their lower triangle only: 4 row blocks, one
-  /// strided-batched matmul per block diagonal (10 of 16 blocks: 62.5% of their FLOPs), mirrored
-  /// by strided copies. nullopt: on a GPU for iterates of >= 2048 rows (a multiple of 64), where
+  /// X X^T and A A (symmetric) as the blocks of their lower triangle only: 4 row blocks (10 of
+  /// 16 blocks: 62.5% of their FLOPs), one strided-batched matmul per block diagonal of a single
+  /// matrix (per block below the main diagonal of a stack, which a matmul's one batch stride
+  /// cannot cover without copying), mirrored by strided copies. nullopt: on a GPU for iterates of >= 2048 rows (a multiple of 64), where
   /// the blocks stay large GEMMs; true: always (the iterate's rows, min(m, n), a multiple of 4);
   /// false: never. The CPU's BLAS gains nothing from it (measured 2x slower at 2048^2).
   std::optional<bool> symmetric_products;

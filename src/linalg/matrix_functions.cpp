@@ -86,9 +86,9 @@ auto as_op(const char* op, Fn fn) {
 // ---- symmetric products (orthogonalize of large iterates) -------------------------------------------
 
 // X X^T and A A of the Newton-Schulz step are symmetric: only the blocks of their lower
-// triangle are computed (kSymBlocks row blocks: 10 of 16 blocks, 62.5% of the FLOPs), one
-// strided-batched matmul per block diagonal, and mirrored into the full matrix by two strided
-// copies per diagonal (OrthogonalizeOptions::symmetric_products).
+// triangle are computed (kSymBlocks row blocks: 10 of 16 blocks, 62.5% of the FLOPs; see
+// lower_blocks for the matmul calls) and mirrored into the full matrix by strided copies
+// (OrthogonalizeOptions::symmetric_products).
 constexpr int64_t kSymBlocks = 4;
 constexpr int64_t kSymMinRows = 2048;
 
@@ -112,33 +112,48 @@ TensorView blocks_view(const TensorView& v, int64_t offset, Shape shape, Shape s
   return r;
 }
 
-// For contiguous p and q (count matrices of rows x k): the blocks (i + d, i) of alpha p q^T
-// (+ beta c[d]), one (count, kSymBlocks - d, h, h) tensor per block diagonal d.
-std::vector<Tensor> lower_blocks(const LinalgExec& x, const TensorView& p, const TensorView& q,
-                                 int64_t count, double alpha = 1.0,
-                                 const std::vector<Tensor>* c = nullptr, double beta = 0.0) {
+// A computed run of the lower triangle: the blocks (first + d + j, first + j), j < cnt, as a
+// (count, cnt, h, h) tensor.
+struct BlockRun {
+  int64_t d, first, cnt;
+  Tensor t;
+};
+
+// For contiguous p and q (count matrices of rows x k): the lower-triangle blocks of alpha p q^T
+// (+ beta c, runs of the same structure). A block diagonal is one strided-batched matmul where
+// its row blocks form one batch stride (the main diagonal; any diagonal of a single matrix);
+// below the main diagonal of a stack, one matmul per block with the stack as its batch, since a
+// matmul takes one batch stride and anything else would be staged (copied).
+std::vector<BlockRun> lower_blocks(const LinalgExec& x, const TensorView& p, const TensorView& q,
+                                   int64_t count, double alpha = 1.0,
+                                   const std::vector<BlockRun>* c = nullptr, double beta = 0.0) {
   const int64_t rows = p.shape[p.ndim() - 2], k = p.shape[p.ndim() - 1], h = rows / kSymBlocks;
-  std::vector<Tensor> out;
+  const Shape strides{rows * k, h * k, k, 1};
+  std::vector<BlockRun> out;
   for (int64_t d = 0; d < kSymBlocks; ++d) {
-    const int64_t cnt = kSymBlocks - d;
-    const Shape strides{rows * k, h * k, k, 1};
-    const TensorView ps = blocks_view(p, d * h * k, {count, cnt, h, k}, strides);
-    const TensorView qs = blocks_view(q, 0, {count, cnt, h, k}, strides);
-    out.push_back(c ? product_of(x, ps, transposed(qs), alpha, (*c)[d].view(), beta)
-                    : product_of(x, ps, transposed(qs), alpha));
+    const int64_t cnt = count == 1 || d == 0 ? kSymBlocks - d : 1;
+    for (int64_t first = 0; first < kSymBlocks - d; first += cnt) {
+      const TensorView ps = blocks_view(p, (first + d) * h * k, {count, cnt, h, k}, strides);
+      const TensorView qs = blocks_view(q, first * h * k, {count, cnt, h, k}, strides);
+      out.push_back({d, first, cnt,
+                     c ? product_of(x, ps, transposed(qs), alpha, (*c)[out.size()].t.view(), beta)
+                       : product_of(x, ps, transposed(qs), alpha)});
+    }
   }
   return out;
 }
 
-// The symmetric (count, n, n) matrices whose lower-triangle blocks are `blocks`.
-Tensor mirrored(const LinalgExec& x, const std::vector<Tensor>& blocks, int64_t count) {
-  const int64_t h = blocks[0].shape().back(), n = h * kSymBlocks;
-  Tensor out = x.empty({count, n, n}, blocks[0].dtype());
-  for (int64_t d = 0; d < kSymBlocks; ++d) {
-    const Shape shape{count, kSymBlocks - d, h, h};
-    x.copy(blocks[d].view(), blocks_view(out.view(), d * h * n, shape, {n * n, h * n + h, n, 1}));
-    if (d > 0)
-      x.copy(blocks[d].view(), blocks_view(out.view(), d * h, shape, {n * n, h * n + h, 1, n}));
+// The symmetric (count, n, n) matrices whose lower-triangle blocks are `runs`: each run written
+// once, and once transposed above the diagonal.
+Tensor mirrored(const LinalgExec& x, const std::vector<BlockRun>& runs, int64_t count) {
+  const int64_t h = runs[0].t.shape().back(), n = h * kSymBlocks;
+  Tensor out = x.empty({count, n, n}, runs[0].t.dtype());
+  for (const BlockRun& r : runs) {
+    const Shape shape{count, r.cnt, h, h};
+    const int64_t row = (r.first + r.d) * h, col = r.first * h;
+    x.copy(r.t.view(), blocks_view(out.view(), row * n + col, shape, {n * n, h * n + h, n, 1}));
+    if (r.d > 0)
+      x.copy(r.t.view(), blocks_view(out.view(), col * n + row, shape, {n * n, h * n + h, 1, n}));
   }
   return out;
 }
@@ -264,7 +279,7 @@ Tensor orthogonalize(const TensorView& g, const OrthogonalizeOptions& options, S
     for (int step = 0; step < options.steps; ++step) {
       Tensor b;
       if (symmetric) {
-        const std::vector<Tensor> a_blocks = lower_blocks(x, it.view(), it.view(), count);
+        const std::vector<BlockRun> a_blocks = lower_blocks(x, it.view(), it.view(), count);
         const Tensor s = mirrored(x, a_blocks, count);                           // A = X X^T
         b = mirrored(x, lower_blocks(x, s.view(), s.view(), count, cc, &a_blocks, cb), count);
       } else {
