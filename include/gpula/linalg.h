@@ -345,9 +345,11 @@ struct OrthogonalizeOptions : CommonOptions {
   /// X X^T and A A (symmetric) as the blocks of their lower triangle only: 4 row blocks (10 of
   /// 16 blocks: 62.5% of their FLOPs), one strided-batched matmul per block diagonal of a single
   /// matrix (per block below the main diagonal of a stack, which a matmul's one batch stride
-  /// cannot cover without copying), mirrored by strided copies. nullopt: on a GPU for iterates of >= 2048 rows (a multiple of 64), where
-  /// the blocks stay large GEMMs; true: always (the iterate's rows, min(m, n), a multiple of 4);
-  /// false: never. The CPU's BLAS gains nothing from it (measured 2x slower at 2048^2).
+  /// cannot cover without copying), mirrored by strided copies. nullopt: on a GPU for iterates
+  /// of >= 2048 rows (a multiple of 64), where the blocks stay large GEMMs; true: always (the
+  /// iterate's rows, min(m, n), a multiple of 4); false: never. On the CPU it loses (1.35x
+  /// slower at 1024^2 float32 on 2 cores: smaller GEMMs, and the mirroring copies cost more
+  /// than the FLOPs saved).
   std::optional<bool> symmetric_products;
 };
 /// The Newton-Schulz approximation of the orthogonal polar factor of each (..., m, n) matrix of
