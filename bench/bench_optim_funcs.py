@@ -167,6 +167,19 @@ def ns_flops(m: int, n: int, steps: int = 5, batch: int = 1) -> float:
 # the cases
 
 
+def gpula_orthogonalize_rows(rows: list, case: str, size: str, g: torch.Tensor, repeats: int,
+                             flops: float, label: str) -> list[tuple[dict, Any]]:
+    """gpula's rows of an orthogonalize case: the default (symmetric products where it takes
+    them) and symmetric_products=False, in one run: [(row, result), ...]."""
+    out = []
+    for name, sym in ((label, None), ("gpula orthogonalize, symmetric_products=False", False)):
+        out.append(measure(rows, case, name, size,
+                           lambda sym=sym: gl.linalg.orthogonalize(
+                               g, steps=5, coefficients=MUON, dtype="bfloat16",
+                               symmetric_products=sym), repeats, flops))
+    return out
+
+
 def case_orthogonalize(rows: list, quick: bool, repeats: int) -> None:
     m, n = (256, 704) if quick else (4096, 11008)
     case, size = "orthogonalize 5 steps bf16", f"{m}x{n}"
@@ -175,15 +188,9 @@ def case_orthogonalize(rows: list, quick: bool, repeats: int) -> None:
     flops = ns_flops(m, n)
     r_ref, ref = measure(rows, case, "torch reference NS", size, lambda: ns_reference(g),
                          repeats, flops)
-    r_gl, out = measure(rows, case, "gpula orthogonalize", size,
-                        lambda: gl.linalg.orthogonalize(g, steps=5, coefficients=MUON,
-                                                        dtype="bfloat16"), repeats, flops)
-    r_pl, plain = measure(rows, case, "gpula orthogonalize, symmetric_products=False", size,
-                          lambda: gl.linalg.orthogonalize(g, steps=5, coefficients=MUON,
-                                                          dtype="bfloat16",
-                                                          symmetric_products=False),
-                          repeats, flops)
-    for r, u in ((r_ref, ref), (r_gl, out), (r_pl, plain)):
+    gpula_rows = gpula_orthogonalize_rows(rows, case, size, g, repeats, flops,
+                                          "gpula orthogonalize")
+    for r, u in ((r_ref, ref), *gpula_rows):
         if u is not None:
             check(r, "orth", lambda u=u: orth_err(u))
             if ref is not None and r is not r_ref:
@@ -200,17 +207,11 @@ def case_orthogonalize_stack(rows: list, quick: bool, repeats: int) -> None:
                          lambda: ns_reference(g), repeats, flops)
     r_loop, loop = measure(rows, case, "torch reference NS, loop", size,
                            lambda: [ns_reference(g[i]) for i in range(b)], repeats, flops)
-    r_gl, out = measure(rows, case, "gpula orthogonalize (one call)", size,
-                        lambda: gl.linalg.orthogonalize(g, steps=5, coefficients=MUON,
-                                                        dtype="bfloat16"), repeats, flops)
-    r_pl, plain = measure(rows, case, "gpula orthogonalize, symmetric_products=False", size,
-                          lambda: gl.linalg.orthogonalize(g, steps=5, coefficients=MUON,
-                                                          dtype="bfloat16",
-                                                          symmetric_products=False),
-                          repeats, flops)
+    gpula_rows = gpula_orthogonalize_rows(rows, case, size, g, repeats, flops,
+                                          "gpula orthogonalize (one call)")
     k = min(b, 4)  # the accuracy of the first k matrices
     loop_k = torch.stack(loop[:k]) if loop is not None else None
-    for r, u in ((r_ref, ref), (r_loop, loop_k), (r_gl, out), (r_pl, plain)):
+    for r, u in ((r_ref, ref), (r_loop, loop_k), *gpula_rows):
         if u is None:
             continue
         check(r, "orth", lambda u=u: orth_err(u[:k]))
