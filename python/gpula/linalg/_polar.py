@@ -88,16 +88,17 @@ def orthogonalize(
     if dtype in ("bfloat16",) and _interop.package_of(g).name == "cupy":
         raise DTypeError(f"[{op}] CuPy has no bfloat16 arrays: pass dtype="
                          "'float16' or 'float32' (or None: g's dtype)")
-    if symmetric_products not in (None, True, False):
+    if symmetric_products is not None and not isinstance(symmetric_products, (bool, np.bool_)):
         raise InvalidArgument(f"[{op}] symmetric_products must be None, True or False, got "
                               f"{symmetric_products!r}")
+    sym = None if symmetric_products is None else bool(symmetric_products)
     if 0 in tuple(g.shape):
         return astype(g, name)
     call = Call("orthogonalize", g, True, device, fallback, stream)
     kw = dict(call.kwargs)
     del kw["check_info"]
     return _gpula.linalg_orthogonalize(call.pkg.export(g), steps, *coefficients, dtype,
-                                       float(eps), symmetric_products, **kw)
+                                       float(eps), sym, **kw)
 
 
 def _real(x: Any) -> bool:

@@ -306,6 +306,8 @@ def _ns_options(kw: dict) -> tuple[int, tuple[float, float, float], str | None, 
     eps = kw.get("eps", 1e-7)
     if not _is_real(eps) or not np.isfinite(eps) or eps < 0:
         raise ValueError("eps must be a finite number >= 0")
+    if kw.get("symmetric_products") is not None and not _is_bool(kw["symmetric_products"]):
+        raise ValueError("symmetric_products must be None, True or False")
     return int(steps), tuple(float(v) for v in coefficients), dtype, float(eps)
 
 
@@ -329,6 +331,8 @@ def ref_orthogonalize(d: dict) -> Ref:
     a = _arr(g)
     if a.ndim < 2:
         raise ValueError("g must be a matrix")
+    if _kw(d).get("symmetric_products") and a.size and min(a.shape[-2:]) % 4:
+        raise ValueError("symmetric_products=True needs the iterate's rows to be a multiple of 4")
     value = _per_matrix(lambda m: newton_schulz(_wide(m), steps, coefficients, eps), a)
     tol = max(NS_TOL[dtype or want], tol_of(want))
     return Ref(value, want, tol, "g")
@@ -612,6 +616,12 @@ def _orthogonalize_entries(L: Any) -> list[Entry]:
         Opt("eps_neg", {"eps": -1.0}, mention="eps"),
         Opt("eps_nan", {"eps": float("nan")}, mention="eps"),
         Opt("eps_str", {"eps": "small"}, mention="eps"),
+        Opt("symmetric_true", {"symmetric_products": True}, expect="ref"),
+        Opt("symmetric_false", {"symmetric_products": False}, expect="ref"),
+        Opt("symmetric_npbool", {"symmetric_products": np.True_}, expect="ref"),
+        Opt("symmetric_int", {"symmetric_products": 1}, mention="symmetric_products"),
+        Opt("symmetric_str", {"symmetric_products": "yes"}, mention="symmetric_products"),
+        Opt("device_bogus", {"device": "tpu"}, mention="device"),
         Opt("unknown_kw", {"foo": 1}, expect="signature", mention="foo"),
     )
     f64 = {"dtype": "float64"}
@@ -626,7 +636,9 @@ def _orthogonalize_entries(L: Any) -> list[Entry]:
         Entry(f"{op}[tall]", op, make((6, 4), f64), call, ref_orthogonalize, check_one,
               (Arg("g", "mat", batch=True, skip=("bf16",)),), numpy_inputs=True,
               options=(Opt("dtype_default", {"dtype": "bfloat16"}, expect="ref"),)),
-        Entry(f"{op}[batch]", op, make((2, 3, 5, 7), f64), call, ref_orthogonalize, check_one),
+        Entry(f"{op}[batch]", op, make((2, 3, 5, 7), f64), call, ref_orthogonalize, check_one,
+              options=(Opt("symmetric_true", {"symmetric_products": True},
+                           mention="symmetric_products"),)),
         Entry(f"{op}[zero]", op, lambda g: {"g": np.zeros((4, 6)), "kw": {}}, call,
               ref_orthogonalize, check_one),
         Entry(f"{op}[float32, dtype=None]", op, _cast(make((4, 6), {"dtype": None}), np.float32,
