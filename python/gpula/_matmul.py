@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 import threading
-from typing import Any, Callable, Union
+from typing import Any, Callable
 
 from . import _gpula, _interop, _log, _options
 from ._gpula import DTypeError, Epilog, InvalidArgument, OutOfMemory

@@ -111,31 +111,31 @@ def _with_jitter(a: Any, c: Any, info: Any, lower: bool, check_info: bool, kw: d
     succeeds or the largest failed too."""
     n = a.shape[-1]
     info_h = np.array(_ops.to_host(info)).reshape(-1)
-    todo = np.flatnonzero(info_h)
-    if todo.size:
+    failing = np.flatnonzero(info_h)
+    if failing.size:
         flat_a, flat_c = a.reshape(-1, n, n), c.reshape(-1, n, n)  # c is gpula's: contiguous
-        diag = np.diagonal(_ops.to_host(flat_a[todo.tolist()]), axis1=-2, axis2=-1)
+        diag = np.diagonal(_ops.to_host(flat_a[failing.tolist()]), axis1=-2, axis2=-1)
         scales = np.abs(np.real(diag)).mean(axis=-1)
         eye = _ops.like(flat_a, np.eye(n, dtype=_ops.np_dtype(flat_a)))
         rdt = _ops.real_np_dtype(flat_a)
         for j in JITTERS:
-            items = flat_a[todo.tolist()]
+            items = flat_a[failing.tolist()]
             shift = _ops.like(items, (j * scales)[:, None, None].astype(rdt))
             ci, inf = cholesky(items + shift * eye, lower, check_finite=False, check_info=False,
                                **kw)
             ok = np.array(_ops.to_host(inf)).reshape(-1) == 0
             if ok.any():
                 pos = np.flatnonzero(ok).tolist()
-                flat_c[todo[ok].tolist()] = ci[pos]
-                info_h[todo[ok]] = 0
+                flat_c[failing[ok].tolist()] = ci[pos]
+                info_h[failing[ok]] = 0
                 _LOG.warning("[linalg.cholesky] %s not positive definite: factored with jitter "
-                             "%.1e x its mean diagonal (%s) added", _items_text(todo[ok]), j,
+                             "%.1e x its mean diagonal (%s) added", _items_text(failing[ok]), j,
                              ", ".join(f"{v:.3g}" for v in j * scales[ok][:10]))
-            todo, scales = todo[~ok], scales[~ok]
-            if not todo.size:
+            failing, scales = failing[~ok], scales[~ok]
+            if not failing.size:
                 break
-    if check_info and todo.size:
-        i = int(todo[0])
+    if check_info and failing.size:
+        i = int(failing[0])
         e = NotPositiveDefinite(
             f"[linalg.cholesky] a is not positive definite (batch index {i}), also "
             f"with jitter up to {JITTERS[-1]:.0e} x its mean diagonal added")
